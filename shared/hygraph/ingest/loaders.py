@@ -1,0 +1,303 @@
+"""Documents from files and folders: ``.txt``, ``.md``, ``.markdown`` and ``.jsonl``.
+
+* A text or markdown file is one document. Its id is its path relative to the
+  folder argument it was found under (POSIX separators, ``sub/notes.md``), or
+  its file name when the file itself was an argument. The text is kept as is
+  (markdown headings included); only a UTF-8 byte-order mark is dropped.
+* A ``.jsonl`` file holds one document per non-blank line: a JSON object with a
+  string ``text`` and optional ``id`` (string or integer), ``title``; other keys
+  become ``metadata``. Without an id, the id is ``"d" + content_hash(title, text)``.
+* Folders are walked recursively in sorted order; hidden entries (names starting
+  with ``.``) and files of other types are ignored.
+
+Anything that cannot become a document (an empty, binary, unreadable or too
+large file, a malformed jsonl line, a repeated id) is skipped: reported to
+``on_skip``, logged once as a warning on the ``hygraph`` logger and listed in
+:attr:`LoadResult.skipped`; the rest still loads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hygraph.errors import ConfigError, InputError
+from hygraph.ingest.documents import Document, content_hash
+
+logger = logging.getLogger("hygraph")
+
+TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
+JSONL_SUFFIXES = frozenset({".jsonl"})
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES | JSONL_SUFFIXES
+DEFAULT_MAX_BYTES = 100_000_000
+
+PathLike = str | os.PathLike[str]
+SkipHandler = Callable[[str, str], None]
+
+
+@dataclass
+class LoadResult:
+    """What :func:`load_documents` found: the documents and ``(source, reason)`` per skip."""
+
+    documents: list[Document] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+class _Skip(Exception):
+    """Internal: the current file cannot be loaded, for the reason given."""
+
+
+def _supported() -> str:
+    return ", ".join(sorted(SUPPORTED_SUFFIXES))
+
+
+def _walk(root: Path, seen_dirs: set[tuple[int, int]], skip: SkipHandler) -> Iterator[Path]:
+    """Supported, non-hidden files under ``root``, depth first in name order.
+
+    Symlinked folders are followed, each real folder at most once (no cycles).
+    """
+    try:
+        st = root.stat()
+        key = (st.st_dev, st.st_ino)
+        if key in seen_dirs:
+            return
+        seen_dirs.add(key)
+        with os.scandir(root) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        skip(os.path.abspath(root), f"cannot read folder: {exc.strerror or exc}")
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        path = Path(entry.path)
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            yield from _walk(path, seen_dirs, skip)
+        elif Path(entry.name).suffix.lower() in SUPPORTED_SUFFIXES:
+            yield path
+
+
+def _read(path: Path, max_bytes: int) -> bytes:
+    """The file's bytes, or :class:`_Skip` if it is not a readable regular file within the limit."""
+    try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise _Skip("not a regular file")
+        if st.st_size > max_bytes:
+            raise _Skip(_too_large(st.st_size, max_bytes))
+        with open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
+    except PermissionError:
+        raise _Skip("unreadable file: permission denied") from None
+    except OSError as exc:
+        raise _Skip(f"unreadable file: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:  # grew since stat()
+        raise _Skip(_too_large(len(data), max_bytes))
+    if not data.strip():
+        raise _Skip("empty file")
+    if b"\x00" in data:
+        raise _Skip("binary file (contains NUL bytes)")
+    return data
+
+
+_SKIP_KINDS = (
+    ("empty file", "empty"),
+    ("binary file", "binary"),
+    ("unreadable file", "unreadable"),
+    ("cannot read folder", "unreadable"),
+    ("file is ", "too large"),
+    ("unsupported file type", "unsupported type"),
+    ("line ", "malformed jsonl line"),
+    ("duplicate id", "duplicate id"),
+    ("file already loaded", "given twice"),
+)
+
+
+def _skip_kind(reason: str) -> str:
+    """A short category of a skip reason, for the summary in the no-documents error."""
+    for prefix, kind in _SKIP_KINDS:
+        if reason.startswith(prefix):
+            return kind
+    return "other"
+
+
+def _too_large(size: int, max_bytes: int) -> str:
+    return (
+        f"file is {size:,} bytes, over the limit of {max_bytes:,} "
+        "(raise it with max_bytes=... or --max-bytes)"
+    )
+
+
+def _decode(data: bytes) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Skip(f"binary file (not valid UTF-8 at byte {exc.start})") from None
+    return text.removeprefix("\ufeff")
+
+
+def _text_document(path: Path, doc_id: str, max_bytes: int) -> Document:
+    text = _decode(_read(path, max_bytes))
+    if not text.strip():  # e.g. only a BOM and whitespace
+        raise _Skip("empty file")
+    return Document(id=doc_id, text=text, title=None, source=os.path.abspath(path))
+
+
+def _jsonl_record(line: str, line_no: int) -> tuple[str | None, str, str | None, dict[str, Any]]:
+    """``(id, text, title, metadata)`` of one jsonl line, or :class:`_Skip`."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise _Skip(f"line {line_no}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise _Skip(f"line {line_no}: expected a JSON object, got {type(obj).__name__}")
+    text = obj.pop("text", None)
+    if not isinstance(text, str) or not text.strip():
+        what = "missing" if text is None else "empty" if isinstance(text, str) else "not a string"
+        raise _Skip(f"line {line_no}: 'text' is {what} (a non-empty string is required)")
+    raw_id = obj.pop("id", None)
+    if raw_id is None:
+        doc_id = None
+    elif isinstance(raw_id, str) and raw_id.strip():
+        doc_id = raw_id
+    elif isinstance(raw_id, int) and not isinstance(raw_id, bool):
+        doc_id = str(raw_id)
+    else:
+        raise _Skip(f"line {line_no}: 'id' must be a non-empty string or an integer")
+    title = obj.pop("title", None)
+    if title is not None and not isinstance(title, str):
+        raise _Skip(f"line {line_no}: 'title' must be a string")
+    return doc_id, text, title or None, obj
+
+
+def _jsonl_documents(path: Path, max_bytes: int, skip: SkipHandler) -> Iterator[Document]:
+    data = _read(path, max_bytes)
+    source = os.path.abspath(path)
+    # Split on "\n" only: JSON strings may hold raw U+2028 etc., which splitlines() would cut.
+    for line_no, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise _Skip(f"line {line_no}: not valid UTF-8") from None
+            if line_no == 1:
+                line = line.removeprefix("\ufeff")
+            doc_id, text, title, metadata = _jsonl_record(line, line_no)
+        except _Skip as exc:
+            skip(f"{source}:{line_no}", str(exc))
+            continue
+        if doc_id is None:
+            doc_id = "d" + content_hash(title or "", text)
+        yield Document(
+            id=doc_id, text=text, title=title, source=f"{source}:{line_no}", metadata=metadata
+        )
+
+
+def iter_documents(
+    paths: Iterable[PathLike] | PathLike,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    on_skip: SkipHandler | None = None,
+) -> Iterator[Document]:
+    """Yield the documents under ``paths`` (files or folders), lazily and in order.
+
+    Each skip is logged as a warning on the ``hygraph`` logger and passed to
+    ``on_skip(source, reason)``. Raises :class:`InputError` (at the first
+    ``next()``) if a path does not exist; unlike :func:`load_documents` it does
+    not raise when nothing loads.
+    """
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    path_list = [Path(p) for p in paths]
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise ConfigError(f"max_bytes must be a positive integer (got {max_bytes!r})")
+
+    def skip(source: str, reason: str) -> None:
+        logger.warning("skipped %s: %s", source, reason)
+        if on_skip is not None:
+            on_skip(source, reason)
+
+    def generate() -> Iterator[Document]:
+        for p in path_list:
+            if not os.path.lexists(p):
+                raise InputError(f"path does not exist: {p}")
+        seen_ids: dict[str, str] = {}  # id -> source of the document that has it
+        seen_files: set[str] = set()
+        seen_dirs: set[tuple[int, int]] = set()
+        for arg in path_list:
+            if arg.is_dir():
+                files = ((f, f.relative_to(arg).as_posix()) for f in _walk(arg, seen_dirs, skip))
+            else:
+                files = iter([(arg, arg.name)])
+            for file, rel_id in files:
+                source = os.path.abspath(file)
+                real = os.path.realpath(file)
+                if real in seen_files:
+                    skip(source, "file already loaded (given twice)")
+                    continue
+                seen_files.add(real)
+                suffix = file.suffix.lower()
+                try:
+                    if suffix in TEXT_SUFFIXES:
+                        docs: Iterable[Document] = [_text_document(file, rel_id, max_bytes)]
+                    elif suffix in JSONL_SUFFIXES:
+                        docs = _jsonl_documents(file, max_bytes, skip)
+                    else:
+                        raise _Skip(
+                            f"unsupported file type {suffix or '(no extension)'!r} "
+                            f"(supported: {_supported()})"
+                        )
+                    for doc in docs:
+                        doc_source = doc.source or source
+                        first = seen_ids.get(doc.id)
+                        if first is not None:
+                            skip(doc_source, f"duplicate id {doc.id!r} (first in {first})")
+                            continue
+                        seen_ids[doc.id] = doc_source
+                        yield doc
+                except _Skip as exc:
+                    skip(source, str(exc))
+
+    return generate()
+
+
+def load_documents(
+    paths: Iterable[PathLike] | PathLike, *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> LoadResult:
+    """Load every document under ``paths``; see the module docstring for the rules.
+
+    Raises :class:`InputError` if a path does not exist or if nothing at all loads.
+    """
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    path_list = list(paths)
+    if not path_list:
+        raise InputError("no input paths given")
+    result = LoadResult()
+    for doc in iter_documents(
+        path_list, max_bytes=max_bytes, on_skip=lambda s, r: result.skipped.append((s, r))
+    ):
+        result.documents.append(doc)
+    if not result.documents:
+        where = ", ".join(str(p) for p in path_list)
+        if result.skipped:
+            kinds = Counter(_skip_kind(reason) for _, reason in result.skipped)
+            counts = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+            detail = f"{len(result.skipped)} skipped: {counts}; see the warnings"
+        else:
+            detail = f"no {_supported()} files"
+        raise InputError(f"no documents found in: {where} ({detail})")
+    return result

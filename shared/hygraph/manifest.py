@@ -1,0 +1,80 @@
+"""The index manifest: what an index directory was built with.
+
+``manifest.json`` records the format version, the embedder (name and
+dimension), the chunking, the vector backend, the methods built with their
+configs, and a cost report per build. Opening an index checks it, so an index
+is never silently queried with another embedder or read by an incompatible
+version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hygraph import __version__
+from hygraph.errors import IndexMismatchError, IndexNotFoundError
+
+FORMAT = "hygraph-index"
+FORMAT_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+MAX_BUILDS_KEPT = 50
+
+
+@dataclass
+class Manifest:
+    embedder: str
+    dim: int | None
+    chunk_size: int
+    chunk_overlap: int
+    tokenizer: str
+    vectors: dict[str, Any]
+    methods: dict[str, dict[str, Any]] = field(default_factory=dict)
+    builds: list[dict[str, Any]] = field(default_factory=list)
+    format: str = FORMAT
+    format_version: int = FORMAT_VERSION
+    hygraph_version: str = __version__
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def save(self, directory: Path) -> None:
+        """Write atomically (temp file + rename), so a crash never leaves half a manifest."""
+        self.updated_at = time.time()
+        self.builds = self.builds[-MAX_BUILDS_KEPT:]
+        tmp = directory / (MANIFEST_NAME + ".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        os.replace(tmp, directory / MANIFEST_NAME)
+
+    @classmethod
+    def load(cls, directory: Path) -> Manifest:
+        path = directory / MANIFEST_NAME
+        if not path.exists():
+            if directory.exists():
+                raise IndexNotFoundError(
+                    f"{directory} is not a hygraph index (no {MANIFEST_NAME}); "
+                    "build one with: hygraph index PATH --index DIR"
+                )
+            raise IndexNotFoundError(
+                f"no index at {directory}; build one with: hygraph index PATH --index {directory}"
+            )
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise IndexMismatchError(f"unreadable manifest {path}: {exc}") from exc
+        if data.get("format") != FORMAT:
+            raise IndexMismatchError(f"{path} is not a hygraph manifest")
+        version = data.get("format_version")
+        if version != FORMAT_VERSION:
+            raise IndexMismatchError(
+                f"index {directory} has format version {version}, this hygraph ({__version__}) "
+                f"reads version {FORMAT_VERSION}; rebuild the index with this version"
+            )
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})

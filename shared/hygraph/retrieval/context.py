@@ -1,0 +1,94 @@
+"""The retrieved context: evidence grouped into titled sections, rendered within a token budget.
+
+Methods fill a :class:`Context` with sections in the order their prompts want
+them (for example entities, then facts, then passages). :meth:`Context.render`
+writes them as text for an LLM, stopping at the token budget: whole items first,
+then one truncated item if enough room is left, so the budget is a hard limit.
+Per-section budgets let a method reserve room for each kind of evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hygraph.ingest.tokenizer import Tokenizer, default_tokenizer
+from hygraph.retrieval.evidence import Evidence
+
+#: An item is cut rather than dropped only if at least this many tokens fit.
+MIN_TRUNCATED_TOKENS = 24
+
+
+@dataclass
+class Section:
+    """A titled group of evidence; ``budget`` optionally caps its tokens."""
+
+    title: str
+    items: list[Evidence] = field(default_factory=list)
+    budget: int | None = None
+
+
+@dataclass
+class RenderedContext:
+    """Context text plus what went into it."""
+
+    text: str
+    tokens: int
+    items: list[Evidence]
+    truncated: bool
+
+
+@dataclass
+class Context:
+    """Ordered sections of evidence."""
+
+    sections: list[Section] = field(default_factory=list)
+
+    def add(self, title: str, items: list[Evidence], budget: int | None = None) -> Section:
+        section = Section(title, list(items), budget)
+        self.sections.append(section)
+        return section
+
+    @property
+    def items(self) -> list[Evidence]:
+        """All evidence, section by section, in rank order."""
+        return [item for section in self.sections for item in section.items]
+
+    def render(self, budget: int = 2000, tokenizer: Tokenizer | None = None) -> RenderedContext:
+        """Render sections as Markdown-ish text using at most ``budget`` tokens."""
+        tok = tokenizer or default_tokenizer()
+        parts: list[str] = []
+        used_items: list[Evidence] = []
+        used = 0
+        truncated = False
+        for section in self.sections:
+            if not section.items:
+                continue
+            header = f"## {section.title}\n"
+            header_tokens = tok.count(header)
+            if used + header_tokens >= budget:
+                truncated = True
+                break
+            section_left = budget - used - header_tokens
+            if section.budget is not None:
+                section_left = min(section_left, section.budget - header_tokens)
+            lines: list[str] = []
+            for n, item in enumerate(section.items, start=1):
+                line = f"[{n}] {item.text.strip()}\n"
+                cost = tok.count(line)
+                if cost <= section_left:
+                    lines.append(line)
+                    used_items.append(item)
+                    section_left -= cost
+                    continue
+                truncated = True
+                if section_left >= MIN_TRUNCATED_TOKENS:
+                    cut = tok.truncate(line, section_left - 1).rstrip()
+                    lines.append(cut + " …\n")
+                    used_items.append(item)
+                break
+            if lines:
+                block = header + "".join(lines)
+                parts.append(block)
+                used += tok.count(block)
+        text = "\n".join(parts).strip()
+        return RenderedContext(text=text, tokens=tok.count(text), items=used_items, truncated=truncated)

@@ -1,0 +1,111 @@
+"""Cost accounting: LLM calls, tokens, embeddings and wall time per build stage.
+
+A :class:`UsageTracker` is shared by the models and the build pipeline. Code marks
+the stage it is in with ``with tracker.stage("embed"):``; model wrappers call
+:meth:`UsageTracker.record_llm` / :meth:`UsageTracker.record_embeddings`, which
+charge the current stage (a context variable, so concurrent asyncio tasks started
+inside a stage are charged to it too).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+
+_current_stage: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "hygraph_stage", default="other"
+)
+
+
+@dataclass
+class StageUsage:
+    """Counters for one stage."""
+
+    seconds: float = 0.0
+    llm_calls: int = 0
+    llm_cached_calls: int = 0
+    llm_failed_calls: int = 0
+    llm_retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    embeddings: int = 0
+    embeddings_cached: int = 0
+
+    def add(self, other: StageUsage) -> None:
+        for name, value in asdict(other).items():
+            setattr(self, name, getattr(self, name) + value)
+
+
+@dataclass
+class UsageTracker:
+    """Thread-safe per-stage usage counters with a JSON-friendly report."""
+
+    stages: dict[str, StageUsage] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def _get(self, stage: str | None) -> StageUsage:
+        name = stage or _current_stage.get()
+        if name not in self.stages:
+            self.stages[name] = StageUsage()
+        return self.stages[name]
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Charge everything inside the block to ``name`` and time it."""
+        token = _current_stage.set(name)
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            elapsed = time.perf_counter() - start
+            _current_stage.reset(token)
+            with self._lock:
+                self._get(name).seconds += elapsed
+
+    def record_llm(
+        self,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        *,
+        cached: bool = False,
+        failed: bool = False,
+        retries: int = 0,
+    ) -> None:
+        with self._lock:
+            usage = self._get(None)
+            if cached:
+                usage.llm_cached_calls += 1
+            elif failed:
+                usage.llm_failed_calls += 1
+            else:
+                usage.llm_calls += 1
+                usage.prompt_tokens += prompt_tokens
+                usage.completion_tokens += completion_tokens
+            usage.llm_retries += retries
+
+    def record_embeddings(self, computed: int, cached: int = 0) -> None:
+        with self._lock:
+            usage = self._get(None)
+            usage.embeddings += computed
+            usage.embeddings_cached += cached
+
+    def total(self) -> StageUsage:
+        out = StageUsage()
+        with self._lock:
+            for usage in self.stages.values():
+                out.add(usage)
+        return out
+
+    def report(self) -> dict:
+        """A JSON-serialisable report: per stage and in total."""
+        with self._lock:
+            stages = {name: asdict(u) for name, u in self.stages.items()}
+        return {"stages": stages, "total": asdict(self.total())}
+
+    def reset(self) -> None:
+        with self._lock:
+            self.stages.clear()

@@ -1,0 +1,82 @@
+"""The small interface every vector backend implements, and what they share.
+
+An index keeps several named collections (chunks now; entities, facts, summaries
+as methods add them). Points carry the graph id in their payload, so a vector hit
+always leads back to a node or chunk in the :class:`~hygraph.graph.store.GraphStore`.
+Qdrant point ids must be integers or UUIDs: we derive a UUIDv5 from the graph id,
+which makes upserts idempotent (the same node always lands on the same point).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+_NAMESPACE = uuid.UUID("6c2a8d0e-2f4b-5b6f-9a51-0b7e6d1c4a39")
+
+#: Payload fields that get a keyword index in every collection (we filter on them).
+INDEXED_FIELDS = ("kind", "doc_id")
+
+
+def point_id(graph_id: str) -> str:
+    """The Qdrant point id (UUIDv5 string) of a graph id."""
+    return str(uuid.uuid5(_NAMESPACE, graph_id))
+
+
+@dataclass
+class VectorHit:
+    """One search result: the graph id, its cosine similarity, and its payload."""
+
+    id: str
+    score: float
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+Where = dict[str, Any]
+"""Exact-match filter on payload fields; a list value matches any of its items."""
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Named collections of cosine vectors with payloads."""
+
+    backend: str
+
+    def ensure_collection(self, name: str, dim: int) -> None: ...
+
+    def has_collection(self, name: str) -> bool: ...
+
+    def upsert(
+        self,
+        name: str,
+        ids: Sequence[str],
+        vectors: np.ndarray,
+        payloads: Sequence[dict[str, Any]],
+    ) -> None: ...
+
+    def search(
+        self, name: str, vector: np.ndarray, k: int, *, where: Where | None = None
+    ) -> list[VectorHit]: ...
+
+    def delete(self, name: str, ids: Sequence[str]) -> None: ...
+
+    def existing(self, name: str, ids: Sequence[str]) -> set[str]: ...
+
+    def count(self, name: str) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def with_graph_id(graph_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload stored for a point: the caller's fields plus the graph id."""
+    out = dict(payload)
+    out["id"] = graph_id
+    return out
+
+
+def as_vector_list(vector: np.ndarray) -> list[float]:
+    return np.asarray(vector, dtype=np.float32).ravel().tolist()
