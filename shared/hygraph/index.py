@@ -81,8 +81,7 @@ class QueryResult:
             "method": self.method,
             "question": self.question,
             "items": [
-                {"kind": i.kind, "text": i.text, "score": i.score,
-                 "source_ids": list(i.source_ids)}
+                {"kind": i.kind, "text": i.text, "score": i.score, "source_ids": list(i.source_ids)}
                 for i in self.items
             ],
             "chunks": self.chunks,
@@ -98,8 +97,14 @@ def _progress(iterable: Iterable, *, total: int, desc: str, enabled: bool | None
     from tqdm.auto import tqdm
 
     # enabled=None: show bars only on a terminal (clean logs in CI and pipes).
-    return tqdm(iterable, total=total, desc=desc, unit="chunk", disable=None if enabled is None
-                else not enabled, leave=False)
+    return tqdm(
+        iterable,
+        total=total,
+        desc=desc,
+        unit="chunk",
+        disable=None if enabled is None else not enabled,
+        leave=False,
+    )
 
 
 class GraphIndex:
@@ -194,8 +199,10 @@ class GraphIndex:
                 f"{self.path} exists and is not a hygraph index; choose an empty or new directory"
             )
         self.path.mkdir(parents=True, exist_ok=True)
-        name = DEFAULT_EMBEDDER if embedder is None else (
-            embedder if isinstance(embedder, str) else embedder.name
+        name = (
+            DEFAULT_EMBEDDER
+            if embedder is None
+            else (embedder if isinstance(embedder, str) else embedder.name)
         )
         if qdrant_url is not None or qdrant_client is not None:
             prefix = collection_prefix or f"hygraph_{self.path.name}_"
@@ -242,9 +249,7 @@ class GraphIndex:
                 "it cannot be opened against a Qdrant server"
             )
 
-    def _open_vectors(
-        self, url: str | None, api_key: str | None, client: Any
-    ) -> VectorIndex:
+    def _open_vectors(self, url: str | None, api_key: str | None, client: Any) -> VectorIndex:
         spec = self.manifest.vectors
         if spec.get("backend") == "server":
             return open_vector_index(
@@ -277,10 +282,14 @@ class GraphIndex:
                 return None
             from hygraph.models.llm import CachedLLM, OpenAILLM
 
-            inner = OpenAILLM(spec, tracker=self.tracker) if spec is None or isinstance(
-                spec, str) else spec
-            self._llm = CachedLLM(inner, DiskCache(self.path / "cache" / "llm.sqlite"),
-                                  tracker=self.tracker)
+            inner = (
+                OpenAILLM(spec, tracker=self.tracker)
+                if spec is None or isinstance(spec, str)
+                else spec
+            )
+            self._llm = CachedLLM(
+                inner, DiskCache(self.path / "cache" / "llm.sqlite"), tracker=self.tracker
+            )
         return self._llm
 
     def _check_dim(self) -> None:
@@ -388,8 +397,9 @@ class GraphIndex:
             self._check_dim()
             self.vectors.ensure_collection(CHUNK_COLLECTION, int(self.manifest.dim or 0))
             batches = range(0, len(pending), EMBED_BATCH)
-            bar = _progress(batches, total=len(batches), desc="embedding chunks",
-                            enabled=self.progress)
+            bar = _progress(
+                batches, total=len(batches), desc="embedding chunks", enabled=self.progress
+            )
             for start in bar:
                 batch = pending[start : start + EMBED_BATCH]
                 chunks = self.store.get_chunks(batch)

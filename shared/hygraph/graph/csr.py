@@ -23,9 +23,7 @@ class CSRGraph:
     matrix: sparse.csr_matrix
 
     @classmethod
-    def from_edges(
-        cls, edges: Iterable[Sequence], *, undirected: bool = True
-    ) -> CSRGraph:
+    def from_edges(cls, edges: Iterable[Sequence], *, undirected: bool = True) -> CSRGraph:
         """Build from ``(src, dst, weight)`` rows; parallel edges add their weights."""
         index: dict[str, int] = {}
         rows: list[int] = []

@@ -244,8 +244,17 @@ class GraphStore:
             else:
                 cut = end - c.start_char
                 out.append(
-                    Chunk(c.id, c.doc_id, c.index, c.text[cut:], c.n_tokens, end, c.end_char,
-                          c.start_token, c.end_token)
+                    Chunk(
+                        c.id,
+                        c.doc_id,
+                        c.index,
+                        c.text[cut:],
+                        c.n_tokens,
+                        end,
+                        c.end_char,
+                        c.start_token,
+                        c.end_token,
+                    )
                 )
             end = max(end, c.end_char)
         return out
@@ -259,9 +268,7 @@ class GraphStore:
         for start in range(0, len(ids), 500):
             batch = ids[start : start + 500]
             marks = ",".join("?" * len(batch))
-            out.update(
-                self._query(f"SELECT id, title FROM documents WHERE id IN ({marks})", batch)
-            )
+            out.update(self._query(f"SELECT id, title FROM documents WHERE id IN ({marks})", batch))
         return out
 
     _CHUNK_COLS = "id, doc_id, idx, text, n_tokens, start_char, end_char, start_token, end_token"
@@ -345,7 +352,8 @@ class GraphStore:
                 "  AND o.chunk_id NOT IN (SELECT id FROM _gone_chunks))"
             )
             conn.execute(
-                "DELETE FROM edges WHERE (src, dst, kind) IN (SELECT src, dst, kind FROM _gone_edges)"
+                "DELETE FROM edges WHERE (src, dst, kind) IN"
+                " (SELECT src, dst, kind FROM _gone_edges)"
             )
             conn.execute("DELETE FROM edge_sources WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
             conn.execute(

@@ -73,11 +73,11 @@ def chunk_document(
     _validate(size, overlap)
     tok = tokenizer if tokenizer is not None else default_tokenizer()
     text = doc.text
-    spans = tok.offsets(text)
+    starts, ends = tok.offset_arrays(text)
     chunks: list[Chunk] = []
-    for index, (start, end) in enumerate(window_bounds(len(spans), size, overlap)):
-        start_char = spans[start][0]
-        end_char = spans[end - 1][1]
+    for index, (start, end) in enumerate(window_bounds(len(starts), size, overlap)):
+        start_char = starts[start]
+        end_char = ends[end - 1]
         piece = text[start_char:end_char]
         chunks.append(
             Chunk(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +30,14 @@ class BM25Config(MethodConfig):
     k1: float = 1.5  # bm25s default
     b: float = 0.75  # bm25s default
     stopwords: str = "en"  # as in the reference BM25 figures of the benchmark data
+
+
+def _bm25s() -> Any:
+    import bm25s
+
+    # bm25s sets its own logger to DEBUG on import; keep its chatter out of user output.
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
 
 
 def _fingerprint(chunk_ids: Sequence[str]) -> str:
@@ -55,7 +64,7 @@ class BM25(Method):
         self._ensure(index)
 
     def _ensure(self, index: GraphIndex) -> tuple[Any, list[str]]:
-        import bm25s
+        bm25s = _bm25s()
 
         all_ids = index.store.chunk_ids()
         fingerprint = _fingerprint(all_ids)
@@ -65,7 +74,10 @@ class BM25(Method):
         meta_path = folder / "hygraph.json"
         if meta_path.exists():
             meta = json.loads(meta_path.read_text())
-            if meta.get("fingerprint") == fingerprint and meta.get("config") == self.config.to_dict():
+            if (
+                meta.get("fingerprint") == fingerprint
+                and meta.get("config") == self.config.to_dict()
+            ):
                 retriever = bm25s.BM25.load(str(folder), show_progress=False)
                 self._loaded = (fingerprint, retriever, meta["chunk_ids"])
                 return retriever, meta["chunk_ids"]
@@ -82,8 +94,9 @@ class BM25(Method):
         else:
             tmp.mkdir(parents=True)
         (tmp / "hygraph.json").write_text(
-            json.dumps({"fingerprint": fingerprint, "chunk_ids": all_ids,
-                        "config": self.config.to_dict()})
+            json.dumps(
+                {"fingerprint": fingerprint, "chunk_ids": all_ids, "config": self.config.to_dict()}
+            )
         )
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
@@ -91,7 +104,7 @@ class BM25(Method):
         return retriever, all_ids
 
     def retrieve(self, index: GraphIndex, question: str, top_k: int | None = None) -> Context:
-        import bm25s
+        bm25s = _bm25s()
 
         k = top_k or self.config.top_k
         retriever, chunk_ids = self._ensure(index)
@@ -103,8 +116,9 @@ class BM25(Method):
             context.add("Passages", [])
             return context
         docs, scores = retriever.retrieve(query, k=min(k, len(chunk_ids)), show_progress=False)
-        ranked = [(chunk_ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True)
-                  if s > 0]
+        ranked = [
+            (chunk_ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0
+        ]
         texts = index.chunk_texts([c for c, _ in ranked])
         chunks = index.store.get_chunks([c for c, _ in ranked])
         items = [

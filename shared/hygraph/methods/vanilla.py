@@ -33,8 +33,14 @@ class Vanilla(Method):
         hits = index.search_chunks(question, k)
         texts = index.chunk_texts([h.id for h in hits])
         items = [
-            Evidence("chunk", texts[h.id], h.score, (h.id,), id=h.id,
-                     metadata={"doc_id": h.payload.get("doc_id")})
+            Evidence(
+                "chunk",
+                texts[h.id],
+                h.score,
+                (h.id,),
+                id=h.id,
+                metadata={"doc_id": h.payload.get("doc_id")},
+            )
             for h in hits
             if h.id in texts
         ]

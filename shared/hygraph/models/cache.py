@@ -71,9 +71,7 @@ class DiskCache:
             return
         with self._lock:
             self._conn.execute("BEGIN")
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO cache (key, value) VALUES (?, ?)", items
-            )
+            self._conn.executemany("INSERT OR REPLACE INTO cache (key, value) VALUES (?, ?)", items)
             self._conn.execute("COMMIT")
 
     def get_json(self, key: str) -> Any | None:

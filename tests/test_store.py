@@ -1,0 +1,128 @@
+"""GraphStore: persistence, idempotent writes, provenance-aware deletes, transactions, CSR view."""
+
+from __future__ import annotations
+
+import pytest
+
+from hygraph.graph.store import Edge, GraphStore, Node
+from hygraph.ingest import Chunk, Document
+
+
+def _doc(doc_id: str, *texts: str) -> tuple[Document, list[Chunk]]:
+    doc = Document(id=doc_id, text=" ".join(texts), title=doc_id.upper())
+    chunks = []
+    pos = 0
+    for i, text in enumerate(texts):
+        chunks.append(
+            Chunk(
+                Chunk.make_id(doc_id, text),
+                doc_id,
+                i,
+                text,
+                len(text.split()),
+                pos,
+                pos + len(text),
+                i * 10,
+                i * 10 + 10,
+            )
+        )
+        pos += len(text) + 1
+    return doc, chunks
+
+
+def test_documents_persist_and_reload(tmp_path):
+    path = tmp_path / "g.sqlite"
+    store = GraphStore(path)
+    doc, chunks = _doc("a", "alpha one", "alpha two")
+    assert store.add_document(doc, chunks) is True
+    store.close()
+
+    store = GraphStore(path)
+    assert store.document_ids() == ["a"]
+    assert [c.text for c in store.chunks_of("a")] == ["alpha one", "alpha two"]
+    assert store.get_document("a").title == "A"
+    assert store.counts()["chunks"] == 2
+
+
+def test_idempotent_insert(tmp_path):
+    store = GraphStore(tmp_path / "g.sqlite")
+    doc, chunks = _doc("a", "alpha one", "alpha two")
+    assert store.add_document(doc, chunks) is True
+    assert store.add_document(doc, chunks) is False
+    store.upsert_nodes([Node("e1", "entity", "Alpha", sources=[chunks[0].id])] * 2)
+    store.upsert_edges([Edge("e1", chunks[0].id, "mentions", sources=[chunks[0].id])] * 2)
+    counts = store.counts()
+    assert counts == {"documents": 1, "chunks": 2, "nodes": {"entity": 1}, "edges": {"mentions": 1}}
+
+
+def test_transaction_rolls_back_everything(tmp_path):
+    store = GraphStore(tmp_path / "g.sqlite")
+    doc, chunks = _doc("a", "alpha one")
+    with pytest.raises(RuntimeError):
+        with store.transaction():
+            store.add_document(doc, chunks)
+            store.upsert_nodes([Node("e1", "entity", "Alpha")])
+            raise RuntimeError("crash mid-build")
+    assert store.counts() == {"documents": 0, "chunks": 0, "nodes": {}, "edges": {}}
+
+
+def test_delete_keeps_shared_nodes_and_drops_orphans(tmp_path):
+    store = GraphStore(tmp_path / "g.sqlite")
+    da, ca = _doc("a", "Alpha met Beta")
+    db, cb = _doc("b", "Beta met Gamma")
+    store.add_document(da, ca)
+    store.add_document(db, cb)
+    store.upsert_nodes(
+        [
+            Node("alpha", "entity", "Alpha", sources=[ca[0].id]),
+            Node("beta", "entity", "Beta", sources=[ca[0].id]),
+            Node("beta", "entity", "Beta", sources=[cb[0].id]),
+            Node("gamma", "entity", "Gamma", sources=[cb[0].id]),
+        ]
+    )
+    store.upsert_edges(
+        [
+            Edge("alpha", "beta", "related", sources=[ca[0].id]),
+            Edge("beta", "gamma", "related", sources=[cb[0].id]),
+        ]
+    )
+    assert set(store.get_nodes(["beta"])["beta"].sources) == {ca[0].id, cb[0].id}
+
+    removed = store.delete_document("a")
+    assert removed.chunk_ids == [ca[0].id]
+    assert removed.node_ids == ["alpha"]
+    nodes = store.get_nodes(["alpha", "beta", "gamma"])
+    assert set(nodes) == {"beta", "gamma"}
+    assert nodes["beta"].sources == (cb[0].id,)
+    assert [(e.src, e.dst) for e in store.edges_of("beta")] == [("beta", "gamma")]
+    assert store.document_ids() == ["b"]
+
+
+def test_progress_survives_reopen(tmp_path):
+    path = tmp_path / "g.sqlite"
+    store = GraphStore(path)
+    store.mark_done("embed", ["c1", "c2"])
+    store.close()
+    assert GraphStore(path).done_items("embed") == {"c1", "c2"}
+
+
+def test_csr_view_hand_checked():
+    store = GraphStore(None)
+    store.upsert_edges(
+        [
+            Edge("a", "b", "r", 1.0),
+            Edge("b", "c", "r", 2.0),
+            Edge("a", "c", "other", 5.0),
+        ]
+    )
+    graph = store.csr(edge_kinds=["r"])
+    assert graph.n_nodes == 3
+    dense = graph.matrix.toarray()
+    a, b, c = (graph.index[x] for x in "abc")
+    assert dense[a, b] == dense[b, a] == 1.0
+    assert dense[b, c] == dense[c, b] == 2.0
+    assert dense[a, c] == 0.0
+    assert sorted(graph.neighbors("b")) == ["a", "c"]
+    assert graph.degree("b") == 3.0
+    directed = store.csr(undirected=False)
+    assert directed.matrix.toarray()[directed.index["b"], directed.index["a"]] == 0.0
