@@ -54,6 +54,17 @@ texts = st.lists(
 ).map("".join)
 
 
+# Text without any whitespace, where segments must be cut after punctuation or ideographs.
+dense_texts = st.lists(
+    st.one_of(
+        st.sampled_from(["東京", "中文", "。", "、", "」", ".", ",", "-", "(", "x", "ﬁne"]),
+        st.sampled_from([w for w in WORDS if " " not in w]),
+        st.text(st.characters(exclude_categories=("Cs", "Zs", "Zl", "Zp", "Cc")), max_size=4),
+    ),
+    max_size=60,
+).map("".join)
+
+
 @st.composite
 def size_overlap(draw: st.DrawFn) -> tuple[int, int]:
     size = draw(st.integers(1, 64))
@@ -112,7 +123,7 @@ def test_from_file_accepts_folder_and_file(tmp_path) -> None:
 
 
 @SETTINGS
-@given(text=texts, segment_chars=st.integers(1, 40))
+@given(text=st.one_of(texts, dense_texts), segment_chars=st.integers(1, 40))
 def test_segmented_encoding_equals_one_shot(text: str, segment_chars: int) -> None:
     tok = default_tokenizer()
     small = _fresh_tokenizer()
@@ -175,6 +186,18 @@ def test_large_text_counts(tok: Tokenizer) -> None:
     for s, e in spans[:: max(1, len(spans) // 5000)]:
         piece = text[s:e]
         assert piece and not any(c.isspace() for c in piece)
+
+
+def test_long_text_without_whitespace_is_segmented(tok: Tokenizer) -> None:
+    text = "東京は日本の首都です。ﬁne-grained,中文" * 12_000  # ~300k chars, no whitespace
+    bounds = _segment_bounds(text, tok.segment_chars)
+    assert len(bounds) > 2 and all(e - s <= tok.segment_chars for s, e in bounds)
+    one_shot = _fresh_tokenizer()
+    one_shot.segment_chars = 10**9
+    try:
+        assert tok.offsets(text) == one_shot.offsets(text)
+    finally:
+        one_shot.segment_chars = 100_000
 
 
 # -- chunker ------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -74,3 +76,33 @@ def test_bundled_minilm_is_offline_and_normalised(minilm):
 def test_unknown_embedder_spec():
     with pytest.raises(ConfigError, match="unknown embedder"):
         resolve_embedder("word2vec:foo")
+
+
+def test_openai_embedder_against_scripted_endpoint():
+    """The real openai SDK against a scripted /embeddings endpoint (httpx MockTransport)."""
+    import httpx
+
+    from hygraph.models.embedders import OpenAIEmbedder
+
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append(body)
+        data = [
+            {"object": "embedding", "index": i, "embedding": [float(len(t)), 0.0, 1.0]}
+            for i, t in enumerate(body["input"])
+        ]
+        data.reverse()  # the API may return items out of order; index says where they go
+        return httpx.Response(200, json={"object": "list", "data": data, "model": body["model"],
+                                         "usage": {"prompt_tokens": 3, "total_tokens": 3}})
+
+    embedder = OpenAIEmbedder(
+        "text-embedding-3-small", base_url="http://embed.test/v1", api_key="k", batch_size=2,
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+    )
+    vectors = embedder.embed(["a", "bbb", "cc"])
+    assert embedder.name == "openai:text-embedding-3-small" and embedder.dim == 3
+    assert [len(b["input"]) for b in seen[:2]] == [2, 1]
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert vectors[1][0] > vectors[2][0] > vectors[0][0]  # order restored by index

@@ -93,18 +93,14 @@ class QueryResult:
         }
 
 
-def _progress(iterable: Iterable, *, total: int, desc: str, enabled: bool | None) -> Iterable:
+def _progress(
+    iterable: Iterable, *, total: int, desc: str, enabled: bool | None, unit: str = "it"
+) -> Iterable:
+    """A tqdm bar on stderr; ``enabled=None`` shows it only on a terminal (clean CI logs)."""
     from tqdm.auto import tqdm
 
-    # enabled=None: show bars only on a terminal (clean logs in CI and pipes).
-    return tqdm(
-        iterable,
-        total=total,
-        desc=desc,
-        unit="chunk",
-        disable=None if enabled is None else not enabled,
-        leave=False,
-    )
+    disable = None if enabled is None else not enabled
+    return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable, leave=False)
 
 
 class GraphIndex:
@@ -352,7 +348,9 @@ class GraphIndex:
             raise InputError("no documents to index")
         chunker = Chunker(self.manifest.chunk_size, self.manifest.chunk_overlap)
         with self.tracker.stage("chunk"):
-            for doc in docs:
+            bar = _progress(docs, total=len(docs), desc="chunking", enabled=self.progress,
+                            unit="doc")
+            for doc in bar:
                 if not doc.text.strip():
                     report.skipped.append((doc.source or doc.id, "empty document"))
                     continue
@@ -397,9 +395,8 @@ class GraphIndex:
             self._check_dim()
             self.vectors.ensure_collection(CHUNK_COLLECTION, int(self.manifest.dim or 0))
             batches = range(0, len(pending), EMBED_BATCH)
-            bar = _progress(
-                batches, total=len(batches), desc="embedding chunks", enabled=self.progress
-            )
+            bar = _progress(batches, total=len(batches), desc="embedding chunks",
+                            enabled=self.progress, unit="batch")
             for start in bar:
                 batch = pending[start : start + EMBED_BATCH]
                 chunks = self.store.get_chunks(batch)

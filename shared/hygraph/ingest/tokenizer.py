@@ -22,6 +22,7 @@ tests check this against one-shot encoding).
 from __future__ import annotations
 
 import functools
+import string
 from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -47,12 +48,32 @@ _BATCH_CHARS = 1_000_000
 _CUT_CHARS = ("\n", " ", "\t", "\r")
 
 
+# Characters the BERT pre-tokenizer always makes a word of their own and the
+# normaliser keeps as they are: ASCII and common CJK punctuation, and CJK ideographs
+# (which the normaliser pads with spaces). A cut right after one changes nothing.
+_ISOLATED_CHARS = frozenset(string.punctuation + "。、，．！？；：「」『』（）《》【】")
+_CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2CEAF))
+
+
+def _last_isolated_char(text: str, lo: int, hi: int) -> int:
+    """Index of the last char in ``text[lo:hi]`` safe to cut after, or -1."""
+    for i in range(hi - 1, lo - 1, -1):
+        c = text[i]
+        if c in _ISOLATED_CHARS:
+            return i
+        o = ord(c)
+        if any(a <= o <= b for a, b in _CJK_RANGES):
+            return i
+    return -1
+
+
 def _segment_bounds(text: str, segment_chars: int) -> list[tuple[int, int]]:
     """Split ``text`` into ``[start, end)`` ranges of about ``segment_chars``, cut at whitespace.
 
     A cut goes right after a newline in the second half of the segment if there
-    is one, else after the last space/tab/CR there; a run without any such
-    character is kept whole however long it is.
+    is one, else after the last space/tab/CR; in text without whitespace, after
+    the last punctuation mark or CJK ideograph in the second half; failing all
+    that, at the first whitespace after the limit.
     """
     n = len(text)
     if n <= segment_chars:
@@ -70,7 +91,9 @@ def _segment_bounds(text: str, segment_chars: int) -> list[tuple[int, int]]:
             cut = max(text.rfind(c, half, limit) for c in _CUT_CHARS[1:])
         if cut < 0:
             cut = max(text.rfind(c, start, limit) for c in _CUT_CHARS)
-        if cut < 0:  # no whitespace before the limit: cut at the first one after it
+        if cut < 0:  # no whitespace at all (e.g. Chinese): after punctuation or an ideograph
+            cut = _last_isolated_char(text, half, limit)
+        if cut < 0:  # none of those either: cut at the first whitespace after the limit
             found = [i for i in (text.find(c, limit) for c in _CUT_CHARS) if i >= 0]
             cut = min(found) if found else n - 1
         end = cut + 1

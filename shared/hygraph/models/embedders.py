@@ -130,6 +130,7 @@ class OpenAIEmbedder:
         batch_size: int = 256,
         timeout: float = 60.0,
         max_retries: int = 6,
+        http_client: Any = None,
     ):
         self.model = model
         self.name = f"openai:{model}"
@@ -142,6 +143,7 @@ class OpenAIEmbedder:
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
             timeout=timeout,
             max_retries=max_retries,
+            http_client=http_client,
         )
 
     @property
