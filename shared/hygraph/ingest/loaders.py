@@ -120,7 +120,7 @@ _SKIP_KINDS = (
     ("unsupported file type", "unsupported type"),
     ("line ", "malformed jsonl line"),
     ("duplicate id", "duplicate id"),
-    ("file already loaded", "given twice"),
+    ("same file as one", "duplicate file"),
 )
 
 
@@ -246,7 +246,7 @@ def iter_documents(
                 source = os.path.abspath(file)
                 real = os.path.realpath(file)
                 if real in seen_files:
-                    skip(source, "file already loaded (given twice)")
+                    skip(source, "same file as one already loaded (given twice or linked)")
                     continue
                 seen_files.add(real)
                 suffix = file.suffix.lower()
