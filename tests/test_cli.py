@@ -110,3 +110,60 @@ def test_demo_runs_offline(tmp_path, capsys, minilm):
     data = json.loads(out)
     assert len(data["results"]) == 20
     assert data["recall@3"]["vanilla"] > 50
+
+
+def test_unknown_embedder_is_a_user_error(tmp_path, capsys):
+    (tmp_path / "a.md").write_text("# A\nSome text.")
+    code, _, err = _run(
+        [
+            "index",
+            str(tmp_path / "a.md"),
+            "--index",
+            str(tmp_path / "idx"),
+            "--embedder",
+            "word2vec:x",
+        ],
+        capsys,
+    )
+    assert code == 2 and "unknown embedder 'word2vec:x'" in err
+
+
+def test_crash_mid_build_is_one_line_and_rerun_resumes(tmp_path, capsys, minilm, monkeypatch):
+    import hygraph.index as index_module
+    import hygraph.models.embedders as embedders
+
+    class Exploding:
+        """Test double: an embedder whose backend dies on the second batch."""
+
+        name = minilm.name
+        dim = 384
+
+        def __init__(self):
+            self.calls = 0
+
+        def embed(self, texts):
+            self.calls += 1
+            if self.calls > 1:
+                raise RuntimeError("embedding backend went away")
+            return minilm.embed(texts)
+
+        def embed_query(self, text):
+            return minilm.embed_query(text)
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(4):
+        (docs / f"d{i}.md").write_text(f"# Doc {i}\nDocument number {i} about topic {i}.")
+    monkeypatch.setattr(index_module, "EMBED_BATCH", 2)
+    monkeypatch.setattr(embedders, "resolve_embedder", lambda spec=None: Exploding())
+    index = str(tmp_path / "idx")
+    code, _, err = _run(["index", str(docs), "--index", index], capsys)
+    assert code == 1
+    assert "Traceback" not in err and "embedding backend went away" in err
+    monkeypatch.undo()
+
+    code, out, _ = _run(["index", str(docs), "--index", index, "--json"], capsys)
+    report = json.loads(out)
+    assert code == 0 and report["added"] == [] and report["chunks_embedded"] == 2
+    code, out, _ = _run(["info", "--index", index, "--json"], capsys)
+    assert json.loads(out)["vectors"]["chunks"] == 4

@@ -94,11 +94,21 @@ def test_openai_embedder_against_scripted_endpoint():
             for i, t in enumerate(body["input"])
         ]
         data.reverse()  # the API may return items out of order; index says where they go
-        return httpx.Response(200, json={"object": "list", "data": data, "model": body["model"],
-                                         "usage": {"prompt_tokens": 3, "total_tokens": 3}})
+        return httpx.Response(
+            200,
+            json={
+                "object": "list",
+                "data": data,
+                "model": body["model"],
+                "usage": {"prompt_tokens": 3, "total_tokens": 3},
+            },
+        )
 
     embedder = OpenAIEmbedder(
-        "text-embedding-3-small", base_url="http://embed.test/v1", api_key="k", batch_size=2,
+        "text-embedding-3-small",
+        base_url="http://embed.test/v1",
+        api_key="k",
+        batch_size=2,
         http_client=httpx.Client(transport=httpx.MockTransport(handler)),
     )
     vectors = embedder.embed(["a", "bbb", "cc"])

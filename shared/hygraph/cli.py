@@ -279,6 +279,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hygraph: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
+    except Exception as exc:  # an unexpected failure: still one line unless -v asks for more
+        if args.verbose:
+            raise
+        detail = " ".join(str(exc).split()) or "no details"
+        print(
+            f"hygraph: error: unexpected {type(exc).__name__}: {detail[:300]} "
+            "(run with -v for the traceback; an interrupted build resumes when rerun)",
+            file=sys.stderr,
+        )
+        return 1
     if args.verbose:
         print(f"hygraph: done in {time.perf_counter() - start:.2f}s", file=sys.stderr)
     return code

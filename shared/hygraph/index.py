@@ -150,7 +150,13 @@ class GraphIndex:
             self.manifest = self._new_manifest(
                 embedder, chunk_size, chunk_overlap, qdrant_url, qdrant_client, collection_prefix
             )
-        self._embedder_spec = embedder if embedder is not None else self.manifest.embedder
+        from hygraph.models.embedders import resolve_embedder
+
+        # Resolving is cheap (models load on first use) and rejects a bad spec before
+        # anything is written.
+        self._inner_embedder = resolve_embedder(
+            embedder if embedder is not None else self.manifest.embedder
+        )
         self._embedder: Embedder | None = None
         self.store = GraphStore(self.path / "graph.sqlite")
         self.vectors: VectorIndex = self._open_vectors(qdrant_url, qdrant_api_key, qdrant_client)
@@ -239,7 +245,7 @@ class GraphIndex:
                 f"{m.chunk_overlap}; build a new index to use other values"
             )
         wants_server = qdrant_url is not None or qdrant_client is not None
-        if wants_server != (m.vectors.get("backend") == "server") and wants_server:
+        if wants_server and m.vectors.get("backend") != "server":
             raise IndexMismatchError(
                 f"index {self.path} keeps its vectors embedded (Qdrant Edge); "
                 "it cannot be opened against a Qdrant server"
@@ -262,11 +268,10 @@ class GraphIndex:
     def embedder(self) -> Embedder:
         """The index's embedder, with the on-disk cache and usage accounting."""
         if self._embedder is None:
-            from hygraph.models.embedders import CachedEmbedder, resolve_embedder
+            from hygraph.models.embedders import CachedEmbedder
 
-            inner = resolve_embedder(self._embedder_spec)
             cache = DiskCache(self.path / "cache" / "embeddings.sqlite")
-            self._embedder = CachedEmbedder(inner, cache, self.tracker)
+            self._embedder = CachedEmbedder(self._inner_embedder, cache, self.tracker)
         return self._embedder
 
     @property
@@ -348,8 +353,9 @@ class GraphIndex:
             raise InputError("no documents to index")
         chunker = Chunker(self.manifest.chunk_size, self.manifest.chunk_overlap)
         with self.tracker.stage("chunk"):
-            bar = _progress(docs, total=len(docs), desc="chunking", enabled=self.progress,
-                            unit="doc")
+            bar = _progress(
+                docs, total=len(docs), desc="chunking", enabled=self.progress, unit="doc"
+            )
             for doc in bar:
                 if not doc.text.strip():
                     report.skipped.append((doc.source or doc.id, "empty document"))
@@ -395,8 +401,13 @@ class GraphIndex:
             self._check_dim()
             self.vectors.ensure_collection(CHUNK_COLLECTION, int(self.manifest.dim or 0))
             batches = range(0, len(pending), EMBED_BATCH)
-            bar = _progress(batches, total=len(batches), desc="embedding chunks",
-                            enabled=self.progress, unit="batch")
+            bar = _progress(
+                batches,
+                total=len(batches),
+                desc="embedding chunks",
+                enabled=self.progress,
+                unit="batch",
+            )
             for start in bar:
                 batch = pending[start : start + EMBED_BATCH]
                 chunks = self.store.get_chunks(batch)
