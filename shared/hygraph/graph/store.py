@@ -163,6 +163,14 @@ class GraphStore:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
+    def _query_in(self, sql: str, ids: Sequence[str]) -> list[tuple]:
+        """Run ``sql`` (containing ``IN ({marks})``) over ``ids`` in batches SQLite accepts."""
+        rows: list[tuple] = []
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            rows.extend(self._query(sql.format(marks=",".join("?" * len(batch))), batch))
+        return rows
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()
@@ -265,10 +273,7 @@ class GraphStore:
     def document_titles(self, doc_ids: Iterable[str]) -> dict[str, str | None]:
         ids = list(dict.fromkeys(doc_ids))
         out: dict[str, str | None] = {}
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            marks = ",".join("?" * len(batch))
-            out.update(self._query(f"SELECT id, title FROM documents WHERE id IN ({marks})", batch))
+        out.update(self._query_in("SELECT id, title FROM documents WHERE id IN ({marks})", ids))
         return out
 
     _CHUNK_COLS = "id, doc_id, idx, text, n_tokens, start_char, end_char, start_token, end_token"
@@ -282,13 +287,8 @@ class GraphStore:
     def get_chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(chunk_ids))
         out: dict[str, Chunk] = {}
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            marks = ",".join("?" * len(batch))
-            rows = self._query(
-                f"SELECT {self._CHUNK_COLS} FROM chunks WHERE id IN ({marks})", batch
-            )
-            out.update((row[0], Chunk(*row)) for row in rows)
+        rows = self._query_in(f"SELECT {self._CHUNK_COLS} FROM chunks WHERE id IN ({{marks}})", ids)
+        out.update((row[0], Chunk(*row)) for row in rows)
         return out
 
     def iter_chunks(self, batch_size: int = 1000) -> Iterator[Chunk]:
@@ -399,23 +399,18 @@ class GraphStore:
 
     def get_nodes(self, node_ids: Iterable[str]) -> dict[str, Node]:
         ids = list(dict.fromkeys(node_ids))
-        out: dict[str, Node] = {}
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            marks = ",".join("?" * len(batch))
-            rows = self._query(
-                f"SELECT id, kind, name, text, data FROM nodes WHERE id IN ({marks})", batch
-            )
-            sources: dict[str, list[str]] = {}
-            for node_id, chunk_id in self._query(
-                f"SELECT node_id, chunk_id FROM node_sources WHERE node_id IN ({marks})", batch
-            ):
-                sources.setdefault(node_id, []).append(chunk_id)
-            for node_id, kind, name, text, data in rows:
-                out[node_id] = Node(
-                    node_id, kind, name, text, _loads(data), tuple(sources.get(node_id, ()))
-                )
-        return out
+        rows = self._query_in(
+            "SELECT id, kind, name, text, data FROM nodes WHERE id IN ({marks})", ids
+        )
+        sources: dict[str, list[str]] = {}
+        for node_id, chunk_id in self._query_in(
+            "SELECT node_id, chunk_id FROM node_sources WHERE node_id IN ({marks})", ids
+        ):
+            sources.setdefault(node_id, []).append(chunk_id)
+        return {
+            node_id: Node(node_id, kind, name, text, _loads(data), tuple(sources.get(node_id, ())))
+            for node_id, kind, name, text, data in rows
+        }
 
     def nodes_of_kind(self, kind: str) -> list[Node]:
         ids = [r[0] for r in self._query("SELECT id FROM nodes WHERE kind = ?", (kind,))]
