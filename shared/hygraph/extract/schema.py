@@ -1,0 +1,215 @@
+"""The ``Extraction`` schema: everything extracted from one chunk.
+
+One schema serves every method ("extract once, build many"):
+
+- **entities**: name as written, normalised key, type, description and an
+  importance score (0–100, the HyperGraphRAG scale);
+- **relations**: binary (source, target, label) with a description and a weight
+  (relationship strength; 1.0 when a source gives none);
+- **facts**: n-ary statements in natural language with their member entities and
+  a completeness score (0–10): the hyperedges of HyperGraphRAG;
+- **units**: short self-contained event/statement texts: the S nodes of NodeRAG.
+
+Every source (offline rules, LLM prompts, precomputed files) produces this
+schema; :meth:`Extraction.normalised` makes any of them consistent (entities
+merged by key within the chunk, relation and fact members present as entities,
+scores clamped into range).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from hygraph.extract.keys import display_name, entity_key
+
+ENTITY_SCORE_RANGE = (0.0, 100.0)  # HyperGraphRAG: importance (0, 100]
+FACT_SCORE_RANGE = (0.0, 10.0)  # HyperGraphRAG: completeness (0, 10]
+DEFAULT_ENTITY_SCORE = 50.0  # HyperGraphRAG reference code default for a missing score
+DEFAULT_FACT_SCORE = 1.0  # same source
+DEFAULT_TYPE = "entity"
+
+
+def _clamp(value: float, bounds: tuple[float, float]) -> float:
+    return min(bounds[1], max(bounds[0], float(value)))
+
+
+@dataclass
+class Entity:
+    name: str
+    type: str = DEFAULT_TYPE
+    description: str = ""
+    score: float = DEFAULT_ENTITY_SCORE
+
+    @property
+    def key(self) -> str:
+        return entity_key(self.name)
+
+
+@dataclass
+class Relation:
+    source: str
+    target: str
+    label: str = ""
+    description: str = ""
+    weight: float = 1.0
+
+    @property
+    def source_key(self) -> str:
+        return entity_key(self.source)
+
+    @property
+    def target_key(self) -> str:
+        return entity_key(self.target)
+
+
+@dataclass
+class Fact:
+    text: str
+    entities: list[str] = field(default_factory=list)
+    score: float = DEFAULT_FACT_SCORE
+
+
+@dataclass
+class Unit:
+    text: str
+
+
+@dataclass
+class Extraction:
+    """What one extractor found in one chunk."""
+
+    chunk_id: str
+    entities: list[Entity] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
+    extractor: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Extraction:
+        return cls(
+            chunk_id=data["chunk_id"],
+            entities=[Entity(**e) for e in data.get("entities", [])],
+            relations=[Relation(**r) for r in data.get("relations", [])],
+            facts=[Fact(**f) for f in data.get("facts", [])],
+            units=[Unit(**u) for u in data.get("units", [])],
+            extractor=data.get("extractor", ""),
+        )
+
+    def normalised(self) -> Extraction:
+        """A consistent copy: one entity per key, every referenced entity present, scores in range.
+
+        Merging within a chunk keeps the first-seen display name and type (a typed
+        mention wins over the default type), joins distinct descriptions, and keeps
+        the highest score. Items with empty names or texts are dropped.
+        """
+        by_key: dict[str, Entity] = {}
+
+        def add(name: str, etype: str = DEFAULT_TYPE, description: str = "",
+                score: float = DEFAULT_ENTITY_SCORE) -> str:
+            shown = display_name(name)
+            key = entity_key(shown)
+            if not key:
+                return ""
+            current = by_key.get(key)
+            if current is None:
+                by_key[key] = Entity(shown, etype or DEFAULT_TYPE, description.strip(),
+                                     _clamp(score, ENTITY_SCORE_RANGE))
+                return key
+            if current.type == DEFAULT_TYPE and etype and etype != DEFAULT_TYPE:
+                current.type = etype
+            description = description.strip()
+            if description and description not in current.description:
+                current.description = (
+                    f"{current.description}\n{description}" if current.description else description
+                )
+            current.score = max(current.score, _clamp(score, ENTITY_SCORE_RANGE))
+            return key
+
+        for e in self.entities:
+            add(e.name, e.type, e.description, e.score)
+        relations: list[Relation] = []
+        seen_rel: set[tuple[str, str, str]] = set()
+        for r in self.relations:
+            source, target = display_name(r.source), display_name(r.target)
+            if not add(source) or not add(target) or entity_key(source) == entity_key(target):
+                continue
+            ident = (entity_key(source), entity_key(target), r.label.strip().casefold())
+            if ident in seen_rel:
+                continue
+            seen_rel.add(ident)
+            relations.append(Relation(source, target, r.label.strip(), r.description.strip(),
+                                      max(0.0, float(r.weight))))
+        facts: list[Fact] = []
+        seen_fact: set[str] = set()
+        for f in self.facts:
+            text = " ".join(f.text.split())
+            if not text or text in seen_fact:
+                continue
+            seen_fact.add(text)
+            members = list(dict.fromkeys(display_name(m) for m in f.entities if add(m)))
+            facts.append(Fact(text, members, _clamp(f.score, FACT_SCORE_RANGE)))
+        units = list(dict.fromkeys(" ".join(u.text.split()) for u in self.units))
+        return Extraction(
+            chunk_id=self.chunk_id,
+            entities=list(by_key.values()),
+            relations=relations,
+            facts=facts,
+            units=[Unit(u) for u in units if u],
+            extractor=self.extractor,
+        )
+
+
+@dataclass(frozen=True)
+class ChunkInput:
+    """What an extractor reads: a chunk's id, document, and text (title header included)."""
+
+    id: str
+    doc_id: str
+    text: str
+    title: str | None = None
+
+
+@dataclass
+class ExtractionStats:
+    """Counters an extractor keeps across calls, for the build report and warnings."""
+
+    chunks: int = 0
+    entities: int = 0
+    relations: int = 0
+    facts: int = 0
+    units: int = 0
+    malformed_items: int = 0
+    failed_chunks: int = 0
+    empty_llm_chunks: int = 0
+
+    def count(self, extraction: Extraction) -> None:
+        self.chunks += 1
+        self.entities += len(extraction.entities)
+        self.relations += len(extraction.relations)
+        self.facts += len(extraction.facts)
+        self.units += len(extraction.units)
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Fills the schema for a batch of chunks.
+
+    ``name`` identifies the extractor and its settings (recorded in the manifest).
+    ``extract`` returns one normalised :class:`Extraction` per input chunk it could
+    process, in input order; chunks it could not process (an LLM that kept failing)
+    are left out, counted in ``stats.failed_chunks``, and retried by the next build.
+    """
+
+    name: str
+    stats: ExtractionStats
+
+    def extract(self, chunks: Sequence[ChunkInput]) -> list[Extraction]: ...
