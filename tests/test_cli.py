@@ -167,3 +167,82 @@ def test_crash_mid_build_is_one_line_and_rerun_resumes(tmp_path, capsys, minilm,
     assert code == 0 and report["added"] == [] and report["chunks_embedded"] == 2
     code, out, _ = _run(["info", "--index", index, "--json"], capsys)
     assert json.loads(out)["vectors"]["chunks"] == 4
+
+
+def test_extract_command_and_index_with_precomputed(tmp_path, capsys, minilm):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        json.dumps(
+            {
+                "id": "p1",
+                "title": "Ilse Marrow",
+                "text": "Ilse Marrow studied at Colworth University in 1912.",
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "id": "p2",
+                "title": "Colworth University",
+                "text": "Colworth University was founded in 1874.",
+            }
+        )
+        + "\n"
+    )
+    openie = tmp_path / "openie.jsonl"
+    openie.write_text(
+        json.dumps(
+            {
+                "id": "p1",
+                "entities": ["Ilse Marrow", "Colworth University", "1912"],
+                "triples": [["Ilse Marrow", "studied at", "Colworth University"]],
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "id": "p2",
+                "entities": ["Colworth University", "1874"],
+                "triples": [["Colworth University", "founded in", "1874"]],
+            }
+        )
+        + "\n"
+    )
+    out = tmp_path / "extracted.jsonl"
+    code, stdout, _ = _run(
+        [
+            "extract",
+            str(corpus),
+            "--out",
+            str(out),
+            "--extractor",
+            f"precomputed:{openie}",
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0 and json.loads(stdout)["chunks"] == 2
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert lines[0]["doc_id"] == "p1"
+    assert {e["name"] for e in lines[0]["entities"]} == {
+        "Ilse Marrow",
+        "Colworth University",
+        "1912",
+    }
+
+    index = str(tmp_path / "idx")
+    code, stdout, _ = _run(
+        ["index", str(corpus), "--index", index, "--extractor", f"precomputed:{openie}", "--json"],
+        capsys,
+    )
+    report = json.loads(stdout)
+    assert code == 0 and report["chunks_extracted"] == 2
+    assert report["extraction"]["relations"] == 2
+    code, stdout, _ = _run(["info", "--index", index, "--json"], capsys)
+    info = json.loads(stdout)
+    assert info["counts"]["nodes"] == {"entity": 4}
+    assert info["counts"]["edges"]["relation"] == 2
+    assert info["manifest"]["extractor"] == f"precomputed:{openie.resolve()}"
+
+    code, _, err = _run(["index", str(corpus), "--index", index, "--extractor", "offline"], capsys)
+    assert code == 2 and "extracts with" in err

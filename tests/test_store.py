@@ -52,7 +52,13 @@ def test_idempotent_insert(tmp_path):
     store.upsert_nodes([Node("e1", "entity", "Alpha", sources=[chunks[0].id])] * 2)
     store.upsert_edges([Edge("e1", chunks[0].id, "mentions", sources=[chunks[0].id])] * 2)
     counts = store.counts()
-    assert counts == {"documents": 1, "chunks": 2, "nodes": {"entity": 1}, "edges": {"mentions": 1}}
+    assert counts == {
+        "documents": 1,
+        "chunks": 2,
+        "extractions": 0,
+        "nodes": {"entity": 1},
+        "edges": {"mentions": 1},
+    }
 
 
 def test_transaction_rolls_back_everything(tmp_path):
@@ -63,7 +69,13 @@ def test_transaction_rolls_back_everything(tmp_path):
             store.add_document(doc, chunks)
             store.upsert_nodes([Node("e1", "entity", "Alpha")])
             raise RuntimeError("crash mid-build")
-    assert store.counts() == {"documents": 0, "chunks": 0, "nodes": {}, "edges": {}}
+    assert store.counts() == {
+        "documents": 0,
+        "chunks": 0,
+        "extractions": 0,
+        "nodes": {},
+        "edges": {},
+    }
 
 
 def test_delete_keeps_shared_nodes_and_drops_orphans(tmp_path):

@@ -71,8 +71,26 @@ def build_parser() -> argparse.ArgumentParser:
         default=100_000_000,
         help="skip files larger than this (default 100 MB)",
     )
+    p.add_argument(
+        "--extractor",
+        help="offline (default for a new index), llm, llm-twostep, "
+        "precomputed:FILE or none; fixed per index",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    _add_model_options(p)
+
+    p = sub.add_parser("extract", help="run an extractor over documents and write what it found")
+    p.add_argument("paths", nargs="+", help=".txt/.md/.jsonl files or folders")
+    p.add_argument("--out", required=True, help="output .jsonl (one chunk's extraction a line)")
+    p.add_argument(
+        "--extractor",
+        default="offline",
+        help="offline (default), llm, llm-twostep or precomputed:FILE",
+    )
+    p.add_argument("--chunk-size", type=int, default=1200, help="tokens per chunk (default 1200)")
+    p.add_argument("--chunk-overlap", type=int, default=100, help="overlap (default 100)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
     _add_model_options(p)
 
     p = sub.add_parser("query", help="retrieve evidence for a question")
@@ -150,6 +168,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     index = _open(
         args,
         create=True,
+        extractor=args.extractor,
         chunk_size=args.chunk_size,
         chunk_overlap=args.chunk_overlap,
         progress=False if args.no_progress or args.json else None,
@@ -171,8 +190,75 @@ def cmd_index(args: argparse.Namespace) -> int:
             f"-> {index.path} ({counts['documents']} documents, {counts['chunks']} chunks; "
             f"methods: {', '.join(index.methods)}) in {report.seconds:.1f}s"
         )
+        if report.extraction:
+            x = report.extraction
+            print(
+                f"extraction ({index.manifest.extractor}): {report.chunks_extracted} chunk(s); "
+                f"{x['entities']} entities, {x['relations']} relations, {x['facts']} facts, "
+                f"{x['units']} units; {x['failed_chunks']} failed, "
+                f"{x['malformed_items']} malformed item(s) skipped"
+            )
         print("cost report:")
         print(_format_usage(report.usage))
+    return 0
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    from hygraph.extract import resolve_extractor
+    from hygraph.extract.schema import ChunkInput
+    from hygraph.ingest import Chunker, load_documents
+
+    llm = None
+    if not args.extractor.startswith(("offline", "precomputed", "none")):
+        from hygraph.models.llm import OpenAILLM
+
+        llm = OpenAILLM(_llm_from_args(args))
+    extractor = resolve_extractor(args.extractor, llm)
+    if extractor is None:
+        raise HygraphError("nothing to extract with --extractor none")
+    loaded = load_documents(args.paths)
+    for source, reason in loaded.skipped:
+        print(f"hygraph: warning: skipped {source}: {reason}", file=sys.stderr)
+    chunker = Chunker(args.chunk_size, args.chunk_overlap)
+    start = time.perf_counter()
+    written = 0
+    out_path = Path(args.out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    with out_path.open("w", encoding="utf-8") as fh:
+        for doc in loaded.documents:
+            chunks = chunker(doc)
+            inputs = [
+                ChunkInput(
+                    c.id,
+                    doc.id,
+                    f"{doc.title}\n{c.text}" if doc.title else c.text,
+                    doc.title,
+                    doc.content_hash,
+                )
+                for c in chunks
+            ]
+            for chunk, extraction in zip(chunks, extractor.extract(inputs), strict=False):
+                record = {"doc_id": doc.id, "text": chunk.text, **extraction.to_dict()}
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                written += 1
+    seconds = time.perf_counter() - start
+    summary = {
+        "out": str(out_path),
+        "documents": len(loaded.documents),
+        "chunks": written,
+        "seconds": round(seconds, 3),
+        "extractor": extractor.name,
+        "stats": extractor.stats.to_dict(),
+    }
+    if args.json:
+        _print_json(summary)
+    else:
+        stats = summary["stats"]
+        print(
+            f"extracted {written} chunk(s) of {len(loaded.documents)} document(s) with "
+            f"{extractor.name} in {seconds:.1f}s -> {out_path}: {stats['entities']} entities, "
+            f"{stats['relations']} relations, {stats['facts']} facts, {stats['units']} units"
+        )
     return 0
 
 
@@ -250,6 +336,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 COMMANDS = {
     "index": cmd_index,
+    "extract": cmd_extract,
     "query": cmd_query,
     "info": cmd_info,
     "methods": cmd_methods,
@@ -267,6 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="hygraph: %(levelname)s: %(message)s",
     )
+    # Route warnings.warn (e.g. the empty-LLM-extraction guard) through the same one-line format.
+    logging.captureWarnings(True)
     # Warnings from the loaders are already one line each; keep them, but quiet libraries.
     for noisy in ("httpx", "transformers", "sentence_transformers", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.ERROR)

@@ -6,6 +6,10 @@ An index directory holds::
     graph.sqlite      the GraphStore: documents, chunks, typed nodes and edges
     qdrant/           embedded vectors (Qdrant Edge), unless a server is used
     cache/            LLM and embedding caches (a rebuild never pays twice)
+
+Every chunk is also run through the index's extractor (offline rules by default)
+and merged into the shared entity graph (entities, relations, mentions), which
+the graph methods build on.
     <method>/         method-specific files (for example bm25/)
 
 Building is incremental and resumable: documents are stored with their chunks in
@@ -41,6 +45,7 @@ DEFAULT_METHODS = ("vanilla", "bm25")
 DEFAULT_CHUNK_SIZE = 1200  # HyperGraphRAG / HiRAG / NodeRAG papers
 DEFAULT_CHUNK_OVERLAP = 100  # same papers
 EMBED_BATCH = 256
+EXTRACT_BATCH = 64
 DEFAULT_BUDGET = 2000
 
 
@@ -53,6 +58,8 @@ class InsertReport:
     unchanged: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     chunks_embedded: int = 0
+    chunks_extracted: int = 0
+    extraction: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     usage: dict[str, Any] = field(default_factory=dict)
 
@@ -112,7 +119,9 @@ class GraphIndex:
             ``openai:MODEL``) or object. Defaults to what the index was built with, or the
             bundled MiniLM for a new index. A different one than the index's is an error.
         llm: a model name for an OpenAI-compatible endpoint or an LLM object; only needed for
-            answers and LLM-based methods. Defaults to ``OPENAI_MODEL`` when set.
+            answers, LLM extraction and LLM-based methods. Defaults to ``OPENAI_MODEL`` when set.
+        extractor: ``offline`` (default), ``llm``, ``llm-twostep``, ``precomputed:FILE``,
+            ``none``, or an extractor object (see :mod:`hygraph.extract`). Fixed per index.
         qdrant_url, qdrant_api_key, qdrant_client: keep vectors on a Qdrant server instead of
             the embedded Qdrant Edge under ``<path>/qdrant``.
         chunk_size, chunk_overlap: token window for new indexes (papers: 1200/100).
@@ -125,6 +134,7 @@ class GraphIndex:
         *,
         embedder: str | Embedder | None = None,
         llm: str | LLM | None = None,
+        extractor: str | Any | None = None,
         qdrant_url: str | None = None,
         qdrant_api_key: str | None = None,
         qdrant_client: Any = None,
@@ -141,15 +151,26 @@ class GraphIndex:
         self._llm: LLM | None = None
         self._methods: dict[str, Method] = {}
         manifest_path = self.path / MANIFEST_NAME
+        extractor_spec = _extractor_spec(extractor)
         if manifest_path.exists():
             self.manifest = Manifest.load(self.path)
             self._check_compatible(embedder, chunk_size, chunk_overlap, qdrant_url, qdrant_client)
+            if extractor_spec is not None and extractor_spec != self.manifest.extractor:
+                raise IndexMismatchError(
+                    f"index {self.path} extracts with {self.manifest.extractor!r}; it cannot be "
+                    f"extended with {extractor_spec!r}. Build a new index for another extractor"
+                )
         elif not create:
             self.manifest = Manifest.load(self.path)  # raises IndexNotFoundError
         else:
             self.manifest = self._new_manifest(
                 embedder, chunk_size, chunk_overlap, qdrant_url, qdrant_client, collection_prefix
             )
+            self.manifest.extractor = extractor_spec or "offline"
+        self._extractor_obj = (
+            extractor if extractor is not None and not isinstance(extractor, str) else None
+        )
+        self._extractor: Any = None
         from hygraph.models.embedders import resolve_embedder
 
         # Resolving is cheap (models load on first use) and rejects a bad spec before
@@ -293,6 +314,16 @@ class GraphIndex:
             )
         return self._llm
 
+    @property
+    def extractor(self) -> Any:
+        """The index's extractor (None when the index was built with ``none``)."""
+        if self._extractor is None:
+            from hygraph.extract import resolve_extractor
+
+            spec = self._extractor_obj or self.manifest.extractor
+            self._extractor = resolve_extractor(spec, self.llm) or False
+        return self._extractor or None
+
     def _check_dim(self) -> None:
         dim = int(self.embedder.dim)
         if self.manifest.dim is None:
@@ -373,6 +404,9 @@ class GraphIndex:
         names = list(dict.fromkeys([*self.manifest.methods, *(methods or ())]))
         if not names:
             names = list(DEFAULT_METHODS)
+        report.chunks_extracted = self._extract_pending_chunks()
+        if self.extractor is not None:
+            report.extraction = self.extractor.stats.to_dict()
         report.chunks_embedded = self._embed_pending_chunks()
         for name in names:
             self._build_method(name)
@@ -390,6 +424,55 @@ class GraphIndex:
         )
         self.manifest.save(self.path)
         return report
+
+    def _extract_pending_chunks(self) -> int:
+        """Run the extractor over chunks not yet extracted and merge them into the entity graph.
+
+        Each batch is stored with its graph update and its progress mark in one
+        transaction. Chunks the extractor could not process (an LLM that kept
+        failing) stay pending and are retried by the next build.
+        """
+        extractor = self.extractor
+        if extractor is None:
+            return 0
+        from hygraph.extract.schema import ChunkInput
+        from hygraph.graph.entity_graph import EntityGraphBuilder
+
+        task = "extract"
+        done = self.store.done_items(task)
+        pending = [c for c in self.store.chunk_ids() if c not in done]
+        if not pending:
+            return 0
+        builder = EntityGraphBuilder(self.store, llm=self.llm)
+        extracted = 0
+        with self.tracker.stage("extract"):
+            batches = range(0, len(pending), EXTRACT_BATCH)
+            bar = _progress(
+                batches, total=len(batches), desc="extracting", enabled=self.progress, unit="batch"
+            )
+            for start in bar:
+                batch = pending[start : start + EXTRACT_BATCH]
+                chunks = self.store.get_chunks(batch)
+                texts = self.chunk_texts(batch)
+                docs = self.store.documents_meta({c.doc_id for c in chunks.values()})
+                inputs = [
+                    ChunkInput(
+                        c,
+                        chunks[c].doc_id,
+                        texts[c],
+                        docs[chunks[c].doc_id][0],
+                        docs[chunks[c].doc_id][1],
+                    )
+                    for c in batch
+                ]
+                extractions = extractor.extract(inputs)
+                update = builder.plan(extractions)
+                with self.store.transaction():
+                    self.store.put_extractions(extractions)
+                    builder.write(update)
+                    self.store.mark_done(task, [e.chunk_id for e in extractions])
+                extracted += len(extractions)
+        return extracted
 
     def _embed_pending_chunks(self) -> int:
         task = f"vectors:{CHUNK_COLLECTION}"
@@ -437,6 +520,9 @@ class GraphIndex:
         if self.store.document_hash(doc_id) is None:
             raise InputError(f"no document {doc_id!r} in index {self.path}")
         removed = self.store.delete_document(doc_id)
+        from hygraph.graph.entity_graph import EntityGraphBuilder
+
+        EntityGraphBuilder(self.store, llm=self.llm).repair(removed)
         self.vectors.delete(CHUNK_COLLECTION, removed.chunk_ids)
         for name in self.manifest.methods:
             self.method(name).delete(self, removed)
@@ -563,6 +649,16 @@ class GraphIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _extractor_spec(extractor: str | Any | None) -> str | None:
+    if extractor is None:
+        return None
+    if isinstance(extractor, str):
+        from hygraph.extract import canonical_spec
+
+        return canonical_spec(extractor)
+    return str(extractor.name)
 
 
 def remove_index(path: str | Path) -> None:

@@ -33,6 +33,7 @@ class Manifest:
     chunk_overlap: int
     tokenizer: str
     vectors: dict[str, Any]
+    extractor: str = "offline"
     methods: dict[str, dict[str, Any]] = field(default_factory=dict)
     builds: list[dict[str, Any]] = field(default_factory=list)
     format: str = FORMAT

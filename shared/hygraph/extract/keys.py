@@ -34,5 +34,5 @@ def entity_key(name: str, *, scheme: str = "unicode") -> str:
 
 
 def display_name(name: str) -> str:
-    """A mention cleaned for display: NFKC, trimmed, inner whitespace collapsed, outer quotes off."""
+    """A mention cleaned for display: NFKC, whitespace collapsed, outer quotes removed."""
     return _WS.sub(" ", unicodedata.normalize("NFKC", name)).strip().strip(_QUOTES).strip()

@@ -110,16 +110,24 @@ class Extraction:
         """
         by_key: dict[str, Entity] = {}
 
-        def add(name: str, etype: str = DEFAULT_TYPE, description: str = "",
-                score: float = DEFAULT_ENTITY_SCORE) -> str:
+        def add(
+            name: str,
+            etype: str = DEFAULT_TYPE,
+            description: str = "",
+            score: float = DEFAULT_ENTITY_SCORE,
+        ) -> str:
             shown = display_name(name)
             key = entity_key(shown)
             if not key:
                 return ""
             current = by_key.get(key)
             if current is None:
-                by_key[key] = Entity(shown, etype or DEFAULT_TYPE, description.strip(),
-                                     _clamp(score, ENTITY_SCORE_RANGE))
+                by_key[key] = Entity(
+                    shown,
+                    etype or DEFAULT_TYPE,
+                    description.strip(),
+                    _clamp(score, ENTITY_SCORE_RANGE),
+                )
                 return key
             if current.type == DEFAULT_TYPE and etype and etype != DEFAULT_TYPE:
                 current.type = etype
@@ -143,8 +151,15 @@ class Extraction:
             if ident in seen_rel:
                 continue
             seen_rel.add(ident)
-            relations.append(Relation(source, target, r.label.strip(), r.description.strip(),
-                                      max(0.0, float(r.weight))))
+            relations.append(
+                Relation(
+                    source,
+                    target,
+                    r.label.strip(),
+                    r.description.strip(),
+                    max(0.0, float(r.weight)),
+                )
+            )
         facts: list[Fact] = []
         seen_fact: set[str] = set()
         for f in self.facts:
@@ -167,12 +182,16 @@ class Extraction:
 
 @dataclass(frozen=True)
 class ChunkInput:
-    """What an extractor reads: a chunk's id, document, and text (title header included)."""
+    """What an extractor reads: a chunk's id, document, and text (title header included).
+
+    ``doc_hash`` is the document's content hash (lets importers match by content).
+    """
 
     id: str
     doc_id: str
     text: str
     title: str | None = None
+    doc_hash: str | None = None
 
 
 @dataclass

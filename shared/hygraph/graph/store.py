@@ -62,6 +62,9 @@ CREATE TABLE IF NOT EXISTS edge_sources (
     PRIMARY KEY (src, dst, kind, chunk_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edge_sources_chunk ON edge_sources(chunk_id);
+CREATE TABLE IF NOT EXISTS extractions (
+    chunk_id TEXT PRIMARY KEY, extractor TEXT NOT NULL, data TEXT NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS progress (
     task TEXT NOT NULL, item TEXT NOT NULL, PRIMARY KEY (task, item)
 ) WITHOUT ROWID;
@@ -94,11 +97,12 @@ class Edge:
 
 @dataclass
 class DeleteResult:
-    """What deleting a document removed."""
+    """What deleting a document removed, and which surviving nodes lost provenance."""
 
     doc_id: str
     chunk_ids: list[str]
     node_ids: list[str]
+    touched_node_ids: list[str] = field(default_factory=list)
 
 
 def _dumps(value: dict[str, Any] | None) -> str | None:
@@ -270,6 +274,14 @@ class GraphStore:
     def document_ids(self) -> list[str]:
         return [r[0] for r in self._query("SELECT id FROM documents ORDER BY rowid")]
 
+    def documents_meta(self, doc_ids: Iterable[str]) -> dict[str, tuple[str | None, str]]:
+        """``doc id -> (title, content hash)`` for the given documents."""
+        ids = list(dict.fromkeys(doc_ids))
+        rows = self._query_in(
+            "SELECT id, title, content_hash FROM documents WHERE id IN ({marks})", ids
+        )
+        return {doc_id: (title, digest) for doc_id, title, digest in rows}
+
     def document_titles(self, doc_ids: Iterable[str]) -> dict[str, str | None]:
         ids = list(dict.fromkeys(doc_ids))
         out: dict[str, str | None] = {}
@@ -332,6 +344,13 @@ class GraphStore:
                 "  AND o.chunk_id NOT IN (SELECT id FROM _gone_chunks))"
             )
             node_ids = [r[0] for r in conn.execute("SELECT id FROM _gone_nodes")]
+            touched = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT DISTINCT node_id FROM node_sources WHERE chunk_id IN"
+                    " (SELECT id FROM _gone_chunks) AND node_id NOT IN (SELECT id FROM _gone_nodes)"
+                )
+            ]
             conn.execute("DELETE FROM node_sources WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
             conn.execute("DELETE FROM nodes WHERE id IN (SELECT id FROM _gone_nodes)")
             # Edges touching removed nodes or chunks, and edges that lost all provenance.
@@ -361,9 +380,12 @@ class GraphStore:
                 " OR dst IN (SELECT id FROM _gone_nodes)"
             )
             conn.execute("DELETE FROM progress WHERE item IN (SELECT id FROM _gone_chunks)")
+            conn.execute("DELETE FROM extractions WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
             conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
-        return DeleteResult(doc_id=doc_id, chunk_ids=chunk_ids, node_ids=node_ids)
+        return DeleteResult(
+            doc_id=doc_id, chunk_ids=chunk_ids, node_ids=node_ids, touched_node_ids=touched
+        )
 
     # -- nodes and edges ------------------------------------------------------------------
 
@@ -417,6 +439,19 @@ class GraphStore:
         found = self.get_nodes(ids)
         return [found[i] for i in ids]
 
+    def get_edges(self, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], Edge]:
+        """Edges by ``(src, dst, kind)``; missing keys are absent from the result."""
+        out: dict[tuple[str, str, str], Edge] = {}
+        with self._lock:
+            for src, dst, kind in dict.fromkeys(keys):
+                row = self._conn.execute(
+                    "SELECT weight, data FROM edges WHERE src = ? AND dst = ? AND kind = ?",
+                    (src, dst, kind),
+                ).fetchone()
+                if row is not None:
+                    out[(src, dst, kind)] = Edge(src, dst, kind, row[0], _loads(row[1]))
+        return out
+
     def edges_of(self, node_id: str, kind: str | None = None) -> list[Edge]:
         """Edges leaving or entering ``node_id`` (optionally of one kind)."""
         sql = "SELECT src, dst, kind, weight, data FROM edges WHERE (src = ? OR dst = ?)"
@@ -425,6 +460,38 @@ class GraphStore:
             sql += " AND kind = ?"
             params.append(kind)
         return [Edge(s, d, k, w, _loads(data)) for s, d, k, w, data in self._query(sql, params)]
+
+    # -- extractions -------------------------------------------------------------------
+
+    def put_extractions(self, extractions: Iterable[Any]) -> None:
+        """Store per-chunk extractions (``Extraction`` objects), replacing older ones."""
+        rows = [
+            (e.chunk_id, e.extractor, json.dumps(e.to_dict(), ensure_ascii=False))
+            for e in extractions
+        ]
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO extractions(chunk_id, extractor, data) VALUES (?, ?, ?)",
+                rows,
+            )
+
+    def get_extractions(self, chunk_ids: Iterable[str]) -> dict[str, Any]:
+        """Stored extractions by chunk id (chunks never extracted are absent)."""
+        from hygraph.extract.schema import Extraction
+
+        ids = list(dict.fromkeys(chunk_ids))
+        rows = self._query_in(
+            "SELECT chunk_id, data FROM extractions WHERE chunk_id IN ({marks})", ids
+        )
+        return {cid: Extraction.from_dict(json.loads(data)) for cid, data in rows}
+
+    def iter_extractions(self, batch_size: int = 1000) -> Iterator[Any]:
+        """All stored extractions, in chunk order, read in batches."""
+        ids = self.chunk_ids()
+        for start in range(0, len(ids), batch_size):
+            batch = ids[start : start + batch_size]
+            found = self.get_extractions(batch)
+            yield from (found[c] for c in batch if c in found)
 
     # -- progress (resumable builds) ----------------------------------------------------
 
@@ -453,6 +520,7 @@ class GraphStore:
         return {
             "documents": self._query("SELECT COUNT(*) FROM documents")[0][0],
             "chunks": self._query("SELECT COUNT(*) FROM chunks")[0][0],
+            "extractions": self._query("SELECT COUNT(*) FROM extractions")[0][0],
             "nodes": by_kind,
             "edges": edge_kinds,
         }

@@ -47,7 +47,7 @@ from hygraph.models.base import LLM, LLMResponse, Message
 from hygraph.models.cache import DiskCache, cache_key
 from hygraph.usage import UsageTracker
 
-__all__ = ["CachedLLM", "OpenAILLM"]
+__all__ = ["CachedLLM", "OpenAILLM", "run_sync"]
 
 T = TypeVar("T")
 
@@ -64,7 +64,7 @@ async def _sleep(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
-def _run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
+def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine to completion from synchronous code.
 
     With no running loop in this thread, use :func:`asyncio.run`. Inside a running
@@ -352,7 +352,7 @@ class OpenAILLM:
 
     def complete(self, messages: Sequence[Message], **params: Any) -> LLMResponse:
         """Synchronous :meth:`acomplete`; safe to call from inside a running event loop."""
-        return _run_sync(lambda: self._complete_and_close(messages, params))
+        return run_sync(lambda: self._complete_and_close(messages, params))
 
     async def amap(
         self, batch: Sequence[Sequence[Message]], **params: Any
@@ -478,7 +478,7 @@ class CachedLLM:
         **params: Any,
     ) -> LLMResponse:
         """Synchronous :meth:`acomplete`; safe to call from inside a running event loop."""
-        return _run_sync(lambda: self._complete_and_close(messages, validate, params))
+        return run_sync(lambda: self._complete_and_close(messages, validate, params))
 
     async def amap(
         self,

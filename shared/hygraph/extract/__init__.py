@@ -1,0 +1,111 @@
+"""Extraction: one schema per chunk, filled by offline rules, LLM prompts or a precomputed file.
+
+``resolve_extractor(spec, llm)`` turns a spec into an extractor:
+
+- ``offline`` (default): rule-based, no model, no network;
+- ``llm`` (alias ``llm-unified``): one LLM call per chunk fills the whole schema;
+  ``llm:glean=N`` adds N gleaning passes;
+- ``llm-twostep``: named-entity recognition, then OpenIE triples (HippoRAG/HyGRAG);
+- ``precomputed:FILE``: HippoRAG-style OpenIE records (``{"id", "entities", "triples"}``);
+- ``none``: no extraction (chunks and vectors only).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hygraph.errors import ConfigError
+from hygraph.extract.keys import display_name, entity_key
+from hygraph.extract.schema import (
+    ChunkInput,
+    Entity,
+    Extraction,
+    ExtractionStats,
+    Extractor,
+    Fact,
+    Relation,
+    Unit,
+)
+
+if TYPE_CHECKING:
+    from hygraph.models.base import LLM
+
+__all__ = [
+    "ChunkInput",
+    "Entity",
+    "Extraction",
+    "ExtractionStats",
+    "Extractor",
+    "Fact",
+    "Relation",
+    "Unit",
+    "canonical_spec",
+    "display_name",
+    "entity_key",
+    "resolve_extractor",
+]
+
+DEFAULT_EXTRACTOR = "offline"
+
+
+def canonical_spec(spec: str) -> str:
+    """The spec as recorded in a manifest (precomputed paths made absolute)."""
+    if spec.startswith("precomputed:"):
+        return "precomputed:" + str(Path(spec.split(":", 1)[1]).expanduser().resolve())
+    if spec == "llm-unified":
+        return "llm"
+    return spec
+
+
+def _options(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in filter(None, text.split(",")):
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise ConfigError(f"extractor option {part!r} must look like name=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def resolve_extractor(spec: str | Any | None, llm: LLM | None = None) -> Any:
+    """An extractor for ``spec`` (see module docs); ``None`` for ``"none"``."""
+    if spec is None:
+        spec = DEFAULT_EXTRACTOR
+    if not isinstance(spec, str):
+        if isinstance(spec, Extractor):
+            return spec
+        raise ConfigError(f"not an extractor: {spec!r}")
+    kind, _, rest = spec.partition(":")
+    if kind == "none":
+        return None
+    if kind == "offline":
+        from hygraph.extract.offline import OfflineExtractor
+
+        return OfflineExtractor()
+    if kind == "precomputed":
+        if not rest:
+            raise ConfigError("use precomputed:FILE with the path of an extraction .jsonl")
+        from hygraph.extract.precomputed import PrecomputedExtractor
+
+        return PrecomputedExtractor(rest)
+    if kind in ("llm", "llm-unified", "llm-twostep"):
+        if llm is None:
+            raise ConfigError(
+                f"extractor {spec!r} needs an LLM: pass llm=... (or --llm MODEL), or set "
+                "OPENAI_MODEL (and OPENAI_BASE_URL for a local server)"
+            )
+        options = _options(rest)
+        from hygraph.extract.llm import TwoStepLLMExtractor, UnifiedLLMExtractor
+
+        if kind == "llm-twostep":
+            if options:
+                raise ConfigError("llm-twostep takes no options")
+            return TwoStepLLMExtractor(llm)
+        gleaning = int(options.pop("glean", "0"))
+        if options:
+            raise ConfigError(f"unknown llm extractor options: {', '.join(options)}")
+        return UnifiedLLMExtractor(llm, gleaning=gleaning)
+    raise ConfigError(
+        f"unknown extractor {spec!r}: use offline, llm, llm-twostep, precomputed:FILE or none"
+    )
