@@ -286,12 +286,22 @@ class GraphIndex:
     # -- models -------------------------------------------------------------------------
 
     @property
+    def cache_dir(self) -> Path:
+        """Where the embedding and LLM caches live: ``<index>/cache``, or ``$HYGRAPH_CACHE_DIR``.
+
+        Cache keys include the model name, so one directory can safely serve many
+        indexes (a benchmark over several methods embeds each text once).
+        """
+        shared = os.environ.get("HYGRAPH_CACHE_DIR")
+        return Path(shared).expanduser() if shared else self.path / "cache"
+
+    @property
     def embedder(self) -> Embedder:
         """The index's embedder, with the on-disk cache and usage accounting."""
         if self._embedder is None:
             from hygraph.models.embedders import CachedEmbedder
 
-            cache = DiskCache(self.path / "cache" / "embeddings.sqlite")
+            cache = DiskCache(self.cache_dir / "embeddings.sqlite")
             self._embedder = CachedEmbedder(self._inner_embedder, cache, self.tracker)
         return self._embedder
 
@@ -310,7 +320,7 @@ class GraphIndex:
                 else spec
             )
             self._llm = CachedLLM(
-                inner, DiskCache(self.path / "cache" / "llm.sqlite"), tracker=self.tracker
+                inner, DiskCache(self.cache_dir / "llm.sqlite"), tracker=self.tracker
             )
         return self._llm
 
@@ -630,7 +640,8 @@ class GraphIndex:
     def info(self) -> dict[str, Any]:
         """Manifest, counts by node kind, vector counts, disk size and the last cost report."""
         counts = self.store.counts()
-        size = sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
+        # Allocated blocks, not apparent sizes: Qdrant preallocates sparse files.
+        size = sum(p.stat().st_blocks * 512 for p in self.path.rglob("*") if p.is_file())
         return {
             "path": str(self.path),
             "manifest": self.manifest.to_dict(),

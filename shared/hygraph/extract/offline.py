@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from hygraph.extract.keys import display_name, entity_key
 from hygraph.extract.schema import (
@@ -79,12 +80,12 @@ _CONNECTORS = frozenset(
 )
 _MAX_CONNECTORS = 2  # "Games of the XXXIII Olympiad"
 
-# Common words: dropped when they open a sentence-initial span, never an entity alone there.
-_COMMON = frozenset(
+# Function words: dropped when they open a sentence-initial span ("In Paris", "The Journal").
+_FUNCTION = frozenset(
     """a an the this that these those there here it its it's he she they we i you his her
-    their our my your him them us one ones some any each every all both either neither no not
-    none many much more most few several such other another same own only also even just
-    still yet so too very quite rather almost already always never often sometimes usually
+    their our my your him them us some any each every all both either neither no not none
+    many much more most few several such another only also even just still yet so too very
+    quite rather almost already always never often sometimes usually
     in on at by for from with without within into onto upon of off out over under about
     above below between among through throughout during before after since until till
     against toward towards across along around behind beside besides beyond near like unlike
@@ -94,21 +95,27 @@ _COMMON = frozenset(
     meanwhile nevertheless nonetheless instead otherwise indeed consequently accordingly
     additionally afterwards afterward later earlier today tomorrow yesterday now currently
     recently formerly originally initially eventually finally subsequently previously
-    traditionally generally typically historically officially
+    traditionally generally typically historically officially soon due
     what which who whom whose why how
     is are was were be been being am has have had do does did will would shall should can
     could may might must
     born located based known called named founded formed established built created
     designed written directed produced released published developed considered described
     following according including regarding concerning compared given beginning starting
-    having being using
-    according first second third last next new old early late upon
-    mr mrs ms dr prof sir st no yes
-    although unlike like
-    north south east west northern southern eastern western central
-    part parts most much little
-    today tonight
-    chapter section figure table episode season volume""".split()
+    having using""".split()
+)
+# Lone words that are no entity at the start of a sentence (besides the function words).
+_COMMON = _FUNCTION | frozenset(
+    """one ones other same own first second third last next new old early late north south
+    east west northern southern eastern western central part parts little mr mrs ms dr prof
+    sir st yes chapter section figure table episode season volume""".split()
+)
+# Words that never open or close a name anywhere in a sentence.
+_NEVER_EDGE = frozenset(
+    """a an this that these those there it its he she they we his her their our my your
+    in on at by from with into onto during before after since until although though while
+    whereas when where because if however therefore thus also but or nor as although
+    despite following according including""".split()
 )
 
 # Styles stay in the name (the LLM writes "King Harold II", "Sir Walter Scott").
@@ -201,11 +208,17 @@ _QUOTED = re.compile(
 )
 _MAX_TITLE_WORDS = 12
 
+_TOKEN_NODASH = re.compile(
+    r"(?:[^\W\d_]\.){2,}"
+    r"|[^\W_](?:[\w'\u2019]*\w)?(?:-[^\W_](?:[\w'\u2019]*\w)?)*"
+    r"|[^\w\s]"
+)
 _TOKEN = re.compile(
     r"(?:[^\W\d_]\.){2,}"  # dotted acronyms: U.S., U.K.
     r"|[^\W_](?:[\w'\u2019]*\w)?(?:[-\u2013][^\W_](?:[\w'\u2019]*\w)?)*"  # words, O'Brien, A-B
     r"|[^\w\s]"  # punctuation, one character
 )
+_LOOSE = re.compile(r"[\W_]+")
 _LOWER_WORD = re.compile(r"(?<![\w'\u2019-])[a-z]+(?![\w'\u2019-])")
 _VERBISH = re.compile(
     r"\b(?:is|are|was|were|be|been|has|have|had|became|becomes|become|won|wins|won|"
@@ -220,6 +233,14 @@ _OPENING = frozenset("(\"'`[\u201c\u2018")
 
 
 # --------------------------------------------------------------------------- mention finding
+
+
+_key = lru_cache(maxsize=1 << 16)(entity_key)  # names repeat across chunks
+
+
+def _loose(text: str) -> str:
+    """A cheap approximate key for substring tests: casefolded words between spaces."""
+    return f" {_LOOSE.sub(' ', text.casefold()).strip()} "
 
 
 def _is_cap(tok: str) -> bool:
@@ -263,13 +284,53 @@ _X = {
     "trim_common": True,
     "of_split": "both",  # "", "both", "head"
     "spaced_hyphen": False,
-    "possessive_join": True,
+    "possessive_join": "head",
     "ordinal": True,
     "comma_suffix": True,
     "number_tail": "all",  # "", "all"
-    "lone_month": False,
-    "and": False,
+    "lone_month": True,
+    "and": "of",
+    "endash": True,
+    "head_conn": True,
+    "the_rule": False,
+    "title_mode": "split",
+    "max_words": 0,
+    "acro_stop": True,
+    "coref": "after",
+    "coref_types": True,
+    "of_generic": False,
+    "ly_rule": True,
+    "plural_rule": True,
+    "max_run": 5,
 }
+_OF_GENERIC = frozenset(
+    """state town city village county province district region municipality borough
+    president professor governor mayor senator chancellor premier minister secretary
+    director chairman""".split()
+)
+_ADVERB_ENDINGS = (
+    "ally",
+    "ately",
+    "ously",
+    "ively",
+    "ently",
+    "antly",
+    "ingly",
+    "edly",
+    "fully",
+    "ssly",
+    "arly",
+    "ibly",
+    "ably",
+    "mostly",
+    "nearly",
+    "roughly",
+    "only",
+)
+_GENERIC = frozenset(
+    """tv fm am kw mw gw kwh mhz khz ghz erp haat zip cdp gdp gnp ceo cfo coo cto dvd cd lp
+    ep mp3 phd ba bsc ma msc mba md pc pm ad bc bce ce km mm cm kg mph hp""".split()
+)
 _EVENT_CUES = frozenset(
     """olympics paralympics games championship championships cup series census election
     elections season festival awards award tour open prix contest congress summit conference
@@ -365,13 +426,14 @@ class _Scanner:
         dates: dict[int, Mention],
     ) -> None:
         text = self.text
-        tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text, start, end)]
+        tok_re = _TOKEN if _X["endash"] else _TOKEN_NODASH
+        tokens = [(m.start(), m.end(), m.group()) for m in tok_re.finditer(text, start, end)]
         # Index of the first token of the sentence proper (after opening quotes/brackets).
         first = 0
         while first < len(tokens) and tokens[first][2] in _OPENING:
             first += 1
         n = len(tokens)
-        connectors = _CONNECTORS | {"and"} if _X["and"] else _CONNECTORS
+        connectors = (_CONNECTORS | {"and"}) if _X["and"] else _CONNECTORS
         i = 0
         while i < n:
             a, b, tok = tokens[i]
@@ -391,7 +453,7 @@ class _Scanner:
                             _X["possessive_join"]
                             and nxt
                             and _is_cap(nxt)
-                            and nxt not in _COMMON_CAP
+                            and (_X["possessive_join"] == "all" or nxt.casefold() in _HEAD_CUES)
                         ):
                             span.append((a, b, tok))
                             j += 1
@@ -427,11 +489,14 @@ class _Scanner:
                         j += 2
                         break
                     k = j
+                    prev = span[-1][2]
                     while (
                         k < n
                         and k - j < _MAX_CONNECTORS
                         and (tokens[k][2] in connectors or tokens[k][2] == "-")
+                        and _connector_ok(prev, tokens[k][2], span)
                     ):
+                        prev = tokens[k][2]
                         k += 1
                     if (
                         k < n
@@ -450,6 +515,17 @@ class _Scanner:
     def _split_of(self, span: list[tuple[int, int, str]]) -> list[list[tuple[int, int, str]]]:
         """Split "A B of the C D" into two names when it reads as two (see the rule)."""
         mode = _X["of_split"]
+        if (
+            _X["of_generic"]
+            and len(span) >= 3
+            and span[1][2] == "of"
+            and span[0][2].casefold() in _OF_GENERIC
+        ):
+            r = 2
+            while r < len(span) and span[r][2] in _CONNECTORS:
+                r += 1
+            if r < len(span):
+                return [span[r:]]
         if not mode or len(span) < 4:
             return [span]
         for k in range(1, len(span) - 1):
@@ -480,8 +556,8 @@ class _Scanner:
         words = [t[2] for t in span]
         dropped = 0
         while words and (
-            (initial or (_X["trim_common"] and words[0] != "The"))
-            and words[0].casefold().rstrip(".") in _COMMON
+            (initial and words[0].casefold().rstrip(".") in _FUNCTION)
+            or (_X["trim_common"] and words[0].casefold() in _NEVER_EDGE)
             or words[0] in _CONNECTORS
             or words[0] == "-"
         ):
@@ -491,14 +567,20 @@ class _Scanner:
         while words and (
             words[-1] in _CONNECTORS
             or words[-1] == "-"
-            or (_X["trim_common"] and words[-1].casefold() in _COMMON and len(words) > 1)
+            or (_X["trim_common"] and words[-1].casefold() in _NEVER_EDGE)
         ):
             words.pop()
             span = span[:-1]
         if not words:
             return
-        if initial and dropped == 0 and len(words) == 1 and words[0].casefold() in self._lower():
-            return
+        if initial and dropped == 0 and len(words) == 1:
+            low1 = words[0].casefold()
+            if low1 in self._lower():
+                return
+            if _X["ly_rule"] and low1.endswith(_ADVERB_ENDINGS):
+                return
+            if _X["plural_rule"] and low1.endswith("s") and low1[:-1] in self._lower():
+                return
         role = ""
         # Honorifics: roles leave the name, styles stay in it; both mark a person.
         k = 0
@@ -512,8 +594,19 @@ class _Scanner:
                 words = words[k + 1 :]
             elif head in _STYLES and k == 0:
                 role = words[0]
+        if _X["max_words"] and len(words) > _X["max_words"]:
+            return
+        if _X["max_run"]:
+            run = best = 0
+            for w in words:
+                run = 0 if w in _CONNECTORS else run + 1
+                best = max(best, run)
+            if best > _X["max_run"]:
+                return
         if len(words) == 1:
             w = words[0]
+            if _X["acro_stop"] and w.casefold() in _GENERIC:
+                return
             if w in _MONTH_WORDS and not (_X["lone_month"] and not initial):
                 return
             if w.casefold() in _COMMON and not w.isupper():
@@ -563,7 +656,14 @@ class _Scanner:
         taken.append((a, b))
 
 
-_COMMON_CAP = frozenset()
+def _connector_ok(prev: str, tok: str, span: list[tuple[int, int, str]]) -> bool:
+    if _X["head_conn"] and tok in ("for", "on", "upon"):
+        return prev.casefold() in _HEAD_CUES
+    if _X["the_rule"] and tok == "the":
+        return prev in _CONNECTORS or len(span) == 1
+    if tok == "and" and _X["and"] == "of":
+        return any(t[2] == "of" for t in span)
+    return True
 
 
 def find_entities(text: str, *, numbers: bool = True, counts: bool = False) -> list[Mention]:
@@ -603,7 +703,7 @@ class OfflineExtractor:
     sentence of the body, ``- 15`` for dates and numbers; clamped to [1, 100].
     """
 
-    numbers: bool = True
+    numbers: bool = False
     counts: bool = False
     max_unit_words: int = 60
     name: str = "offline"
@@ -627,13 +727,21 @@ class OfflineExtractor:
         if spans:
             title = _title_line(text, spans[0], chunk.title)
             if title is not None:
-                title_mention = title
-                title_key = entity_key(title.name)
-                body = spans[1:]
+                mode = _X["title_mode"]
+                rest = spans[1:]
+                present = bool(rest) and _loose(title.name) in _loose(text[rest[0][0] :])
+                if mode == "always" or present:
+                    title_mention = title
+                    title_key = _key(title.name)
+                    body = rest
+                elif mode == "inbody":
+                    body = rest
 
         per_sentence: list[tuple[tuple[int, int], list[Mention]]] = []
         for span in body:
             per_sentence.append((span, scanner.sentence(*span)))
+        if _X["coref"]:
+            per_sentence = _resolve_short_forms(per_sentence, title_mention)
 
         counts: dict[str, int] = {}
         first_body: set[str] = set()
@@ -642,7 +750,7 @@ class OfflineExtractor:
             order.append(title_mention)
         for idx, (_, mentions) in enumerate(per_sentence):
             for m in mentions:
-                key = entity_key(m.name)
+                key = _key(m.name)
                 if not key:
                     continue
                 counts[key] = counts.get(key, 0) + 1
@@ -652,7 +760,7 @@ class OfflineExtractor:
 
         entities: list[Entity] = []
         for m in order:
-            key = entity_key(m.name)
+            key = _key(m.name)
             score = 40.0 + 15.0 * (counts.get(key, 1) - 1)
             if key == title_key:
                 score += 30.0
@@ -669,7 +777,7 @@ class OfflineExtractor:
             distinct: list[Mention] = []
             seen: set[str] = set()
             for m in mentions:
-                key = entity_key(m.name)
+                key = _key(m.name)
                 if key and key not in seen:
                     seen.add(key)
                     distinct.append(m)
@@ -699,6 +807,51 @@ class OfflineExtractor:
         ).normalised()
 
 
+def _resolve_short_forms(
+    per_sentence: list[tuple[tuple[int, int], list[Mention]]], title: Mention | None
+) -> list[tuple[tuple[int, int], list[Mention]]]:
+    """Point a short form ("Autry") to the one longer name it abbreviates ("Gene Autry")."""
+    full: dict[str, str | None] = {}
+    first_at: dict[str, int] = {}
+    candidates = [title] if title is not None else []
+    candidates += [m for _, ms in per_sentence for m in ms]
+    for m in candidates:
+        if m.type in ("date", "number", "work"):
+            continue
+        if _X["coref_types"] and m.type not in ("entity", "person"):
+            continue
+        words = m.name.split()
+        if not 2 <= len(words) <= 4 or any(w.islower() for w in words):
+            continue
+        forms = {words[0], words[-1]}
+        if len(words) >= 3:
+            forms.add(" ".join(words[-2:]))
+        for form in forms:
+            key = _key(form)
+            if full.get(key, m.name) != m.name:
+                full[key] = None  # ambiguous: two names share it
+            else:
+                full[key] = m.name
+                first_at.setdefault(key, m.start)
+    if not full:
+        return per_sentence
+    out = []
+    for span, mentions in per_sentence:
+        resolved = []
+        for m in mentions:
+            key = _key(m.name)
+            target = full.get(key)
+            if (
+                target is not None
+                and m.type not in ("date", "number", "work")
+                and (_X["coref"] == "any" or first_at[key] < m.start)
+            ):
+                m = Mention(target, m.type, m.start, m.end, m.role)
+            resolved.append(m)
+        out.append((span, resolved))
+    return out
+
+
 def _title_line(text: str, span: tuple[int, int], title: str | None) -> Mention | None:
     """The title entity when the chunk starts with its title line (or a markdown heading)."""
     start, end = span
@@ -708,7 +861,7 @@ def _title_line(text: str, span: tuple[int, int], title: str | None) -> Mention 
     line = text[start:end]
     heading = text[:start].lstrip().startswith("#")
     if title is not None:
-        if entity_key(display_name(title)) != entity_key(line):
+        if _key(display_name(title)) != _key(line):
             return None
     elif not heading:
         return None
