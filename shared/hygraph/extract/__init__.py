@@ -2,7 +2,9 @@
 
 ``resolve_extractor(spec, llm)`` turns a spec into an extractor:
 
-- ``offline`` (default): rule-based, no model, no network;
+- ``offline`` (default): rule-based, no model, no network; options
+  ``offline:numbers=false`` (no quantities) and ``offline:counts=true`` (also counts
+  and percentages);
 - ``llm`` (alias ``llm-unified``): one LLM call per chunk fills the whole schema;
   ``llm:glean=N`` adds N gleaning passes;
 - ``llm-twostep``: named-entity recognition, then OpenIE triples (HippoRAG/HyGRAG);
@@ -82,7 +84,11 @@ def resolve_extractor(spec: str | Any | None, llm: LLM | None = None) -> Any:
     if kind == "offline":
         from hygraph.extract.offline import OfflineExtractor
 
-        return OfflineExtractor()
+        flags = {k: v.lower() in ("1", "true", "yes") for k, v in _options(rest).items()}
+        unknown = set(flags) - {"numbers", "counts"}
+        if unknown:
+            raise ConfigError(f"unknown offline extractor options: {', '.join(sorted(unknown))}")
+        return OfflineExtractor(**flags)
     if kind == "precomputed":
         if not rest:
             raise ConfigError("use precomputed:FILE with the path of an extraction .jsonl")

@@ -1,38 +1,67 @@
 """The offline extractor: rule-based entities, relations, facts and units (no model, no network).
 
-It is the embedded default: pure Python and stdlib ``re``, deterministic, and
-fast (thousands of paragraphs a second on one core). Its rules were tuned by
-measuring the entity keys it finds against an LLM's named-entity extraction of
-the MuSiQue paragraphs (``benchmarks/offline_extractor.py``); the figures are in
+It is the embedded default: pure Python and stdlib ``re``, deterministic and fast.
+Its rules were tuned by measuring the entity keys it finds against the entities
+an LLM (gpt-3.5-turbo, HippoRAG's NER prompt) extracted from the MuSiQue
+paragraphs; ``benchmarks/offline_extractor.py`` measures both, the figures are in
 ``benchmarks/results/offline_extractor.md``.
 
-Mentions (:func:`find_entities`), per sentence:
+Mentions (:func:`find_entities`), sentence by sentence, in this order (an earlier
+kind wins where two overlap):
 
-- **quoted titles** (“Hello Love”, "Blue Moon", ``Blue Moon'') starting with a
-  capital or a digit, at most 12 words: type ``work``;
-- **dates**: "14 March 1931", "March 14, 1931", "March 1931", "14 March",
-  "March 14", decades ("1340s"), centuries ("19th century"), year ranges
-  ("1899–1942"), years with an era ("500 BC") and bare years 1000–2099;
-- **proper-noun spans**: runs of capitalised words (hyphenated, with
-  apostrophes, all-caps acronyms, dotted acronyms "U.S.", initials "J. R. R."),
-  joined through lowercase connectors (of, the, de, la, von, ...) when a
-  capitalised word follows; a trailing number joins ("Route 17"). A possessive
-  "'s" ends a span. At the start of a sentence, leading common words ("The",
-  "In", "However", "He") are dropped and a lone word is kept only when it is not
-  a common word and is not written in lower case elsewhere in the text. A
-  capitalised "The" inside a sentence stays ("by The Beatles"), as the LLM
-  writes it. A lone month name is dropped (months count only inside dates);
-- **honorifics**: a style ("Sir", "King", "Dr.", "Mr.") stays in the name and a
-  role ("Professor", "Mayor", "President") is taken out of it; both make the
-  mention a ``person`` and go into its description;
-- **numbers with units** (``numbers=True``, the default): amounts of money
-  ("$5 million", "€400,000") and numbers with a unit of measure ("6.2 metres",
-  "2,400 square kilometres", "100 kW"). Percentages, counts of things
-  ("1,300 workers") and bare numbers are off by default: the LLM lists few of
-  them (see the benchmark), ``counts=True`` turns counts on.
+1. **Quoted titles** (“Hello Love”, "Blue Moon", ``Blue Moon'', ‘Blue Moon’) that
+   start with a capital or a digit and have at most 12 words: type ``work``.
+2. **Dates**: "14 March 1931", "March 14, 1931", "March 1931", "14 March",
+   "March 14", decades ("1340s"), centuries ("19th century", "3rd century BC"),
+   year ranges ("1899–1942", "2011–12"), years with an era ("500 BC") and bare
+   years 1000–2099, as the LLM lists them. A month alone is a date only inside a
+   sentence, never as its first word ("May" opens sentences as a verb).
+3. **Proper-noun spans**: runs of capitalised words (hyphenated or en-dashed,
+   with apostrophes, all-caps and dotted acronyms, initials "J. R. R.", "St."),
+   joined through at most two lowercase connectors (of, the, de, la, von, van,
+   der, du, da, di, del, y, &, ...) when a capitalised word follows. "for",
+   "on" and "upon" connect only after a head noun ("Council for ...", "Institute
+   on ...", "Kingston upon ..."), "and" only once and only after an "of"
+   ("University of Science and Technology"): as a general connector, "and" fused
+   lists ("Britain and France") and cost about 4 points of F1. A possessive "'s" ends
+   the span unless a head noun follows ("People's Republic"). A number of up to
+   four digits may end a span ("Route 17"). "A B of (the) C D", with two
+   capitalised words on each side and no head noun before "of", is two names
+   ("Minnesota Wild of the National Hockey League"). Then:
 
-Overlaps resolve in that order: quoted titles, then dates, then names, then
-numbers; a name may take in the year just before it ("1924 Summer Olympics").
+   - at the start of a sentence, leading function words are dropped ("The
+     Journal of ...", "In Paris", "During World War II"); anywhere, pronouns,
+     prepositions and conjunctions never open or close a name. A capitalised
+     "The" inside a sentence stays ("by The Beatles"): the LLM keeps it there
+     (45 to 2) and drops it at the start of a sentence (284 to 28);
+   - a lone sentence-initial word is dropped when it is a common word, is
+     written in lower case elsewhere in the text (or is the plural of such a
+     word), ends like an adverb ("-ally", "-ously", ...) or, with six letters or
+     more, like a participle ("-ed", "-ing");
+   - single letters, generic acronyms (TV, FM, CEO, ...), a lone head noun ("the
+     Institute", "the River": a back-reference) and runs of more than five
+     capitalised words without a connector (table rows) are no names;
+   - honorifics: a style ("Sir", "King", "Queen", "Dr.", "Mr.") stays in the name,
+     a role ("Professor", "Mayor", "President", "Governor") is taken out of it, as
+     the LLM writes them; either makes the mention a ``person`` and is kept in
+     the mention's ``role`` (and the entity's description);
+   - a bare year just before an event name joins it ("1924 Summer Olympics"), as
+     does one just after ("Eurovision Song Contest 1991"), an ordinal before a
+     name ("15th Lok Sabha") and a comma suffix after ("Martin Luther King, Jr.",
+     "Washington, D.C.").
+4. **Numbers with units**, on by default (``numbers=False`` turns them off):
+   amounts of money ("$5 million", "€400,000") and numbers with a unit of measure
+   ("6.2 metres", "2,400 square kilometres", "100 kW"); ``counts=True`` adds
+   percentages and counts of things ("1,300 workers", "35 stores"). Quantities are
+   often the answer to a question, so they are nodes by default, although an LLM
+   lists few of them (measured precision against the MuSiQue LLM extraction:
+   units 21%, money 31%, counts 14%, percentages 7%; see
+   ``benchmarks/results/offline_extractor.md``).
+
+Types come from simple cues: the kinds above (date, number, work), ``person``
+(honorific, or initials inside the name), ``organisation`` (University, Company,
+Institute, Party, Club, Records, Orchestra, Bank, FC, ...), ``place`` (River,
+Lake, Mount, City, County, Island, Street, ...), else ``entity``.
 """
 
 from __future__ import annotations
@@ -70,18 +99,24 @@ class Mention:
 
 # --------------------------------------------------------------------------- word lists
 
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 _MONTH_ABBR = "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec"
 _MONTH_WORDS = frozenset(_MONTHS.split("|"))
 
 # Lowercase words that may sit inside a name when a capitalised word follows them.
-_CONNECTORS = frozenset(
-    "of the de la le les du da di del della von van der den zu y & for on upon al el bin ibn".split()
+_CONNECTORS = _words(
+    "of the de la le les du da di del della von van der den zu y & al el bin ibn for on upon"
 )
+_HEAD_ONLY = _words("for on upon")  # connect only after a head noun
 _MAX_CONNECTORS = 2  # "Games of the XXXIII Olympiad"
 
 # Function words: dropped when they open a sentence-initial span ("In Paris", "The Journal").
-_FUNCTION = frozenset(
+_FUNCTION = _words(
     """a an the this that these those there here it its it's he she they we i you his her
     their our my your him them us some any each every all both either neither no not none
     many much more most few several such another only also even just still yet so too very
@@ -102,65 +137,93 @@ _FUNCTION = frozenset(
     born located based known called named founded formed established built created
     designed written directed produced released published developed considered described
     following according including regarding concerning compared given beginning starting
-    having using""".split()
+    having using"""
 )
 # Lone words that are no entity at the start of a sentence (besides the function words).
-_COMMON = _FUNCTION | frozenset(
+_COMMON = _FUNCTION | _words(
     """one ones other same own first second third last next new old early late north south
     east west northern southern eastern western central part parts little mr mrs ms dr prof
-    sir st yes chapter section figure table episode season volume""".split()
+    sir st yes chapter section figure table episode season volume two three four five six
+    seven eight nine ten eleven twelve"""
 )
 # Words that never open or close a name anywhere in a sentence.
-_NEVER_EDGE = frozenset(
+_NEVER_EDGE = _words(
     """a an this that these those there it its he she they we his her their our my your
     in on at by from with into onto during before after since until although though while
-    whereas when where because if however therefore thus also but or nor as although
-    despite following according including""".split()
+    whereas when where because if however therefore thus also but or nor as despite
+    following according including"""
+)
+_ADVERB_ENDINGS = (
+    "ally", "ately", "ously", "ively", "ently", "antly", "ingly", "edly", "fully", "ssly",
+    "arly", "ibly", "ably", "mostly", "nearly", "roughly", "only",
+)  # fmt: skip
+# Acronyms of common nouns and units: no entity alone.
+_GENERIC = _words(
+    """tv fm am kw mw gw kwh mhz khz ghz erp haat zip cdp gdp gnp ceo cfo coo cto dvd cd lp
+    ep mp3 phd ba bsc ma msc mba md pc pm ad bc bce ce km mm cm kg mph hp"""
 )
 
 # Styles stay in the name (the LLM writes "King Harold II", "Sir Walter Scott").
-_STYLES = frozenset(
+_STYLES = _words(
     """mr mrs ms miss mx dr sir dame lord lady king queen prince princess emperor empress
     pope tsar czar sultan shah duke duchess archduke baron baroness count countess earl
-    marquess viscount""".split()
+    marquess viscount"""
 )
 # Roles are taken out of the name (the LLM writes "Jeff Colyer" for "Governor Jeff Colyer").
-_ROLES = frozenset(
+_ROLES = _words(
     """professor prof president mayor governor senator congressman congresswoman
     representative chancellor premier minister secretary ambassador judge justice
     chairman chairwoman chairperson director coach commissioner sheriff bishop archbishop
     cardinal reverend rev rabbi imam father brother sister captain capt colonel col
     lieutenant lt sergeant sgt admiral commander corporal private detective inspector
-    officer agent""".split()
+    officer agent"""
 )
-_ROLE_MODIFIERS = frozenset("prime vice deputy chief lord first grand associate assistant".split())
+_ROLE_MODIFIERS = _words("prime vice deputy chief lord first grand associate assistant")
 
-_ORG_CUES = frozenset(
+_ORG_CUES = _words(
     """university college school academy institute institution company corporation corp
     inc ltd llc plc co association party club records council shipyard orchestra bank fc
     society foundation agency department ministry committee commission organization
     organisation group church airlines airways press publishing publishers network league
     federation union army navy corps force forces parliament congress senate board trust
-    hospital studios studio entertainment media magazine newspaper band choir ensemble
-    team brewery railway railways motors industries systems technologies bureau
-    office court cabinet government authority service services museum library gallery
-    festival games olympics""".split()
+    hospital studios studio entertainment media band choir ensemble team brewery railway
+    railways motors industries systems technologies bureau office court cabinet government
+    authority service services museum library gallery centre center"""
 )
-_PLACE_CUES = frozenset(
+_PLACE_CUES = _words(
     """river lake mount mountain mountains mt city county island islands isle bay coast
     street st road avenue boulevard lane square park valley sea ocean state province
     district village town township borough parish bridge airport station peninsula desert
     forest hill hills falls canyon creek harbour harbor port gulf strait cape beach highway
     route region territory kingdom republic castle palace tower cathedral abbey
-    stadium arena reservoir glacier volcano plateau""".split()
+    stadium arena reservoir glacier volcano plateau"""
 )
-_ABBREV_DOT = frozenset("st mt ft dr mr mrs ms jr sr co inc ltd corp bros prof gen capt".split())
+# Nouns that head a name continued by "of" / "for" / "on" / a possessive.
+_HEAD_CUES = (
+    _ORG_CUES
+    | _PLACE_CUES
+    | _words(
+        """house order battle siege treaty act journal history list register war empire duchy
+        duke earl count prince princess king queen emperor bishop archbishop archdiocese
+        diocese secretary minister president governor mayor member members people peoples
+        lord lady prime chief confederation commonwealth states"""
+    )
+)
+# Words that make a name an event, which takes in a year before or after it.
+_EVENT_CUES = _words(
+    """olympics paralympics games championship championships cup series census election
+    elections season festival awards award tour open prix contest congress summit conference
+    olympiad expo exposition world league tournament final finals rally marathon draft
+    impact"""
+)
+_ABBREV_DOT = _words("st mt ft dr mr mrs ms jr sr co inc ltd corp bros prof gen capt")
+_MAX_RUN = 5  # more capitalised words in a row than this: a table row or a list, not a name
 
 # --------------------------------------------------------------------------- patterns
 
 _UNITS = (
     r"km|kilometres|kilometers|kilometre|kilometer|metres|meters|metre|meter|m|cm|mm|"
-    r"miles|mile|mi|feet|foot|ft|inches|inch|in|yards|yard|yd|acres|acre|hectares|hectare|ha|"
+    r"miles|mile|mi|feet|foot|ft|inches|inch|yards|yard|yd|acres|acre|hectares|hectare|ha|"
     r"kg|kilograms|kilogram|grams|gram|g|tonnes|tonne|tons|ton|pounds|lb|lbs|ounces|oz|"
     r"litres|liters|litre|liter|gallons|gallon|barrels|"
     r"kW|MW|GW|kWh|MWh|GWh|W|watts|V|volts|hp|horsepower|Hz|kHz|MHz|GHz|FM|AM|"
@@ -172,11 +235,11 @@ _SCALE = r"(?:\s(?:million|billion|trillion|thousand|hundred))?"
 _NUMBERS = re.compile(
     r"(?<![\w.,$€£¥])"
     r"(?:(?P<money>(?:[A-Z]{1,3})?[$€£¥]\s?(?:" + _NUMBER + r")" + _SCALE + r")"
-    r"|(?P<num>(?:" + _NUMBER + r")" + _SCALE + r")"
+    r"|(?:(?:" + _NUMBER + r")" + _SCALE + r")"
     r"(?:(?P<pct>\s?%|\spercent|\sper\scent)"
     r"|\s(?P<unit>(?:square|cubic)\s[a-z]+|(?:" + _UNITS + r")(?![\w/]))"
     r"|\s(?P<count>[a-z]{3,}s)\b)?)"
-    r"(?![\d])"
+    r"(?!\d)"
 )
 
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
@@ -199,6 +262,9 @@ _DATES = re.compile(
     r")(?![\d,.]\d|\w)"
 )
 _BARE_YEAR = re.compile(r"(?:1\d{3}|20\d{2})")
+_YEAR_AFTER = re.compile(r" (?:1\d{3}|20\d{2})(?![\d,.]\d|\w)")
+_ORDINAL_BEFORE = re.compile(r"(?<![\w.,])\d{1,3}(?:st|nd|rd|th) $")
+_SUFFIX = re.compile(r",\s(?:Jr|Sr|Inc|Ltd|D\.C|II|III|IV)\b\.?")
 
 _QUOTED = re.compile(
     r"\u201c([^\u201c\u201d]{1,120})\u201d"
@@ -206,36 +272,31 @@ _QUOTED = re.compile(
     r"|``([^`']{1,120}?)\s?''"
     r"|(?<!\w)\u2018([^\u2018\u2019]{1,120})\u2019(?!\w)"
 )
+_QUOTE_CHARS = ('"', "\u201c", "``", "\u2018")
 _MAX_TITLE_WORDS = 12
 
-_TOKEN_NODASH = re.compile(
-    r"(?:[^\W\d_]\.){2,}"
-    r"|[^\W_](?:[\w'\u2019]*\w)?(?:-[^\W_](?:[\w'\u2019]*\w)?)*"
-    r"|[^\w\s]"
-)
 _TOKEN = re.compile(
     r"(?:[^\W\d_]\.){2,}"  # dotted acronyms: U.S., U.K.
-    r"|[^\W_](?:[\w'\u2019]*\w)?(?:[-\u2013][^\W_](?:[\w'\u2019]*\w)?)*"  # words, O'Brien, A-B
+    r"|[^\W_](?:[\w'\u2019]*\w)?(?:[-\u2013][^\W_](?:[\w'\u2019]*\w)?)*"  # O'Brien, Colby–Sawyer
     r"|[^\w\s]"  # punctuation, one character
 )
-_LOOSE = re.compile(r"[\W_]+")
 _LOWER_WORD = re.compile(r"(?<![\w'\u2019-])[a-z]+(?![\w'\u2019-])")
+_LOOSE = re.compile(r"[\W_]+")
 _VERBISH = re.compile(
-    r"\b(?:is|are|was|were|be|been|has|have|had|became|becomes|become|won|wins|won|"
-    r"made|makes|took|takes|led|leads|held|holds|left|began|begins|wrote|writes|built|"
-    r"bought|sold|gave|joined|joins|plays|played|includes|included|serves|served|"
+    r"\b(?:is|are|was|were|be|been|has|have|had|became|becomes|become|won|wins|made|makes|"
+    r"took|takes|led|leads|held|holds|left|began|begins|wrote|writes|built|bought|sold|gave|"
     r"\w{3,}ed|\w{3,}es)\b"
 )
 _TITLE_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
 _LABEL_STRIP = " \t\n,;:()[]{}\"'`\u2018\u2019\u201c\u201d-\u2013\u2014"
-
 _OPENING = frozenset("(\"'`[\u201c\u2018")
 
-
-# --------------------------------------------------------------------------- mention finding
-
-
 _key = lru_cache(maxsize=1 << 16)(entity_key)  # names repeat across chunks
+
+Token = tuple[int, int, str]  # start, end, text
+
+
+# --------------------------------------------------------------------------- helpers
 
 
 def _loose(text: str) -> str:
@@ -259,14 +320,11 @@ def _covered(intervals: list[tuple[int, int]], start: int, end: int) -> bool:
 
 def _entity_type(words: list[str]) -> str:
     lowered = [w.casefold().rstrip(".") for w in words]
-    if lowered[-1] in _ORG_CUES:
-        return "organisation"
-    if lowered[-1] in _PLACE_CUES:
-        return "place"
-    if lowered[0] in _ORG_CUES:
-        return "organisation"
-    if lowered[0] in _PLACE_CUES:
-        return "place"
+    for w in (lowered[-1], lowered[0]):
+        if w in _ORG_CUES:
+            return "organisation"
+        if w in _PLACE_CUES:
+            return "place"
     for w in lowered[1:-1]:
         if w in _ORG_CUES:
             return "organisation"
@@ -277,107 +335,41 @@ def _entity_type(words: list[str]) -> str:
     return "entity"
 
 
-_X = {
-    "year_before": "event",  # "", "any", "event"
-    "year_after": True,
-    "single_letter": False,
-    "trim_common": True,
-    "of_split": "both",  # "", "both", "head"
-    "spaced_hyphen": False,
-    "possessive_join": "head",
-    "ordinal": True,
-    "comma_suffix": True,
-    "number_tail": "all",  # "", "all"
-    "lone_month": True,
-    "and": "of",
-    "endash": True,
-    "head_conn": True,
-    "the_rule": False,
-    "title_mode": "split",
-    "max_words": 0,
-    "acro_stop": True,
-    "coref": "after",
-    "coref_types": True,
-    "of_generic": False,
-    "ly_rule": True,
-    "plural_rule": True,
-    "max_run": 5,
-}
-_OF_GENERIC = frozenset(
-    """state town city village county province district region municipality borough
-    president professor governor mayor senator chancellor premier minister secretary
-    director chairman""".split()
-)
-_ADVERB_ENDINGS = (
-    "ally",
-    "ately",
-    "ously",
-    "ively",
-    "ently",
-    "antly",
-    "ingly",
-    "edly",
-    "fully",
-    "ssly",
-    "arly",
-    "ibly",
-    "ably",
-    "mostly",
-    "nearly",
-    "roughly",
-    "only",
-)
-_GENERIC = frozenset(
-    """tv fm am kw mw gw kwh mhz khz ghz erp haat zip cdp gdp gnp ceo cfo coo cto dvd cd lp
-    ep mp3 phd ba bsc ma msc mba md pc pm ad bc bce ce km mm cm kg mph hp""".split()
-)
-_EVENT_CUES = frozenset(
-    """olympics paralympics games championship championships cup series census election
-    elections season festival awards award tour open prix contest congress summit conference
-    olympiad expo exposition world league tournament final finals rally marathon draft
-    impact""".split()
-)
-_HEAD_CUES = (
-    _ORG_CUES
-    | _PLACE_CUES
-    | frozenset(
-        """house order battle siege treaty act journal history list register war republic
-    kingdom empire duchy duke earl count prince princess king queen emperor bishop
-    archbishop archdiocese diocese province department ministry secretary minister president
-    governor mayor member members people peoples city port lord lady sea gulf cape
-    prime chief council school college museum university institute academy bank
-    federation confederation union league commonwealth state states""".split()
-    )
-)
-_SUFFIX = re.compile(r",\s(?:Jr|Sr|Inc|Ltd|D\.C|II|III|IV)\b\.?")
-_ORDINAL_BEFORE = re.compile(r"(?<![\w.,])\d{1,3}(?:st|nd|rd|th) $")
-_YEAR_AFTER = re.compile(r" ((?:1\d{3}|20\d{2}))(?![\d,.]\d|\w)")
+def _connects(prev: str, tok: str, span: list[Token]) -> bool:
+    """Whether the connector ``tok`` (after the word ``prev``) may continue ``span``."""
+    if tok in _HEAD_ONLY:
+        return prev.casefold() in _HEAD_CUES
+    if tok == "and":
+        return any(t[2] == "of" for t in span) and not any(t[2] == "and" for t in span)
+    return tok in _CONNECTORS or tok == "-"
+
+
+# --------------------------------------------------------------------------- mention finding
 
 
 class _Scanner:
-    """Finds mentions in the sentences of one text (it knows the text's lowercase words)."""
+    """Finds mentions sentence by sentence in one text (it knows the text's lowercase words)."""
 
-    __slots__ = ("text", "lower_words", "numbers", "counts")
+    __slots__ = ("text", "numbers", "counts", "_lower_words")
 
-    def __init__(self, text: str, *, numbers: bool = True, counts: bool = False) -> None:
+    def __init__(self, text: str, *, numbers: bool = False, counts: bool = False) -> None:
         self.text = text
-        self.lower_words: set[str] | None = None
         self.numbers = numbers
         self.counts = counts
+        self._lower_words: set[str] | None = None
 
     def _lower(self) -> set[str]:
-        if self.lower_words is None:
-            self.lower_words = set(_LOWER_WORD.findall(self.text))
-        return self.lower_words
+        if self._lower_words is None:
+            self._lower_words = set(_LOWER_WORD.findall(self.text))
+        return self._lower_words
 
     def sentence(self, start: int, end: int) -> list[Mention]:
-        text = self.text
-        sent = text[start:end]
+        """The mentions in ``text[start:end]``, one sentence, in order of position."""
+        sent = self.text[start:end]
         found: list[Mention] = []
         taken: list[tuple[int, int]] = []
 
-        # 1. quoted titles of works
-        if '"' in sent or "\u201c" in sent or "``" in sent or "\u2018" in sent:
+        if any(q in sent for q in _QUOTE_CHARS):
             for m in _QUOTED.finditer(sent):
                 group = next(i for i in range(1, 5) if m.group(i) is not None)
                 inner = m.group(group)
@@ -390,7 +382,6 @@ class _Scanner:
                 found.append(Mention(name, "work", a, a + len(name)))
                 taken.append((start + m.start(), start + m.end()))
 
-        # 2. dates
         dates: dict[int, Mention] = {}
         for m in _DATES.finditer(sent):
             a, b = start + m.start(), start + m.end()
@@ -400,15 +391,13 @@ class _Scanner:
                 dates[a] = mention
                 taken.append((a, b))
 
-        # 3. proper-noun spans
         self._names(start, end, found, taken, dates)
 
-        # 4. numbers with units
         if self.numbers:
+            wanted = {"money", "unit", "pct", "count"} if self.counts else {"money", "unit"}
             for m in _NUMBERS.finditer(sent):
-                if m.group("money") is None and m.group("unit") is None:
-                    if not (self.counts and m.group("count")):
-                        continue
+                if not any(m.group(kind) for kind in wanted):
+                    continue
                 a, b = start + m.start(), start + m.end()
                 if not _covered(taken, a, b):
                     found.append(Mention(m.group(), "number", a, b))
@@ -425,164 +414,115 @@ class _Scanner:
         taken: list[tuple[int, int]],
         dates: dict[int, Mention],
     ) -> None:
-        text = self.text
-        tok_re = _TOKEN if _X["endash"] else _TOKEN_NODASH
-        tokens = [(m.start(), m.end(), m.group()) for m in tok_re.finditer(text, start, end)]
-        # Index of the first token of the sentence proper (after opening quotes/brackets).
-        first = 0
-        while first < len(tokens) and tokens[first][2] in _OPENING:
-            first += 1
+        tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(self.text, start, end)]
         n = len(tokens)
-        connectors = (_CONNECTORS | {"and"}) if _X["and"] else _CONNECTORS
+        first = 0  # the sentence's first word, after opening quotes or brackets
+        while first < n and tokens[first][2] in _OPENING:
+            first += 1
         i = 0
         while i < n:
             a, b, tok = tokens[i]
             if not _is_cap(tok) or (taken and _covered(taken, a, b)):
                 i += 1
                 continue
-            span: list[tuple[int, int, str]] = []
-            j = i
-            while j < n:
-                a, b, tok = tokens[j]
-                if taken and _covered(taken, a, b):
-                    break
-                if _is_cap(tok) or (span and _X["number_tail"] and tok.isdigit() and len(tok) <= 4):
-                    if tok.endswith(("'s", "\u2019s")):
-                        nxt = tokens[j + 1][2] if j + 1 < n else ""
-                        if (
-                            _X["possessive_join"]
-                            and nxt
-                            and _is_cap(nxt)
-                            and (_X["possessive_join"] == "all" or nxt.casefold() in _HEAD_CUES)
-                        ):
-                            span.append((a, b, tok))
-                            j += 1
-                            continue
-                        span.append((a, b - 2, tok[:-2]))
-                        j += 1
-                        break
-                    # "J." initials and "St." abbreviations keep their dot and go on.
-                    if (
-                        j + 2 < n
-                        and tokens[j + 1][2] == "."
-                        and tokens[j + 1][0] == b
-                        and ((len(tok) == 1 and tok.isupper()) or tok.casefold() in _ABBREV_DOT)
-                        and _is_cap(tokens[j + 2][2])
-                    ):
-                        span.append((a, b + 1, tok + "."))
-                        j += 2
-                        continue
-                    span.append((a, b, tok))
-                    j += 1
-                    if tok[0].isdigit():
-                        break
-                    continue
-                if span and (tok in connectors or tok == "-"):
-                    if (
-                        tok == "-"
-                        and _X["spaced_hyphen"]
-                        and j + 1 < n
-                        and tokens[j + 1][2][:1].islower()
-                        and tokens[j + 1][2] not in connectors
-                    ):
-                        span.extend(tokens[j : j + 2])
-                        j += 2
-                        break
-                    k = j
-                    prev = span[-1][2]
-                    while (
-                        k < n
-                        and k - j < _MAX_CONNECTORS
-                        and (tokens[k][2] in connectors or tokens[k][2] == "-")
-                        and _connector_ok(prev, tokens[k][2], span)
-                    ):
-                        prev = tokens[k][2]
-                        k += 1
-                    if (
-                        k < n
-                        and _is_cap(tokens[k][2])
-                        and not (taken and _covered(taken, tokens[k][0], tokens[k][1]))
-                    ):
-                        span.extend(tokens[j:k])
-                        j = k
-                        continue
-                break
+            span, j = self._grow(tokens, i, taken)
             if span:
-                for part in self._split_of(span):
+                for part in _split_of(span):
                     self._emit(part, i == first and part[0] is span[0], found, taken, dates)
             i = max(j, i + 1)
 
-    def _split_of(self, span: list[tuple[int, int, str]]) -> list[list[tuple[int, int, str]]]:
-        """Split "A B of the C D" into two names when it reads as two (see the rule)."""
-        mode = _X["of_split"]
-        if (
-            _X["of_generic"]
-            and len(span) >= 3
-            and span[1][2] == "of"
-            and span[0][2].casefold() in _OF_GENERIC
-        ):
-            r = 2
-            while r < len(span) and span[r][2] in _CONNECTORS:
-                r += 1
-            if r < len(span):
-                return [span[r:]]
-        if not mode or len(span) < 4:
-            return [span]
-        for k in range(1, len(span) - 1):
-            if span[k][2] != "of":
+    def _grow(
+        self, tokens: list[Token], i: int, taken: list[tuple[int, int]]
+    ) -> tuple[list[Token], int]:
+        """The span of a name starting at token ``i``, and the index after it."""
+        n = len(tokens)
+        span: list[Token] = []
+        j = i
+        while j < n:
+            a, b, tok = tokens[j]
+            if taken and _covered(taken, a, b):
+                break
+            if _is_cap(tok) or (span and tok.isdigit() and len(tok) <= 4):
+                if tok.endswith(("'s", "\u2019s")):
+                    nxt = tokens[j + 1][2] if j + 1 < n else ""
+                    if nxt and _is_cap(nxt) and nxt.casefold() in _HEAD_CUES:
+                        span.append((a, b, tok))  # "People's Republic"
+                        j += 1
+                        continue
+                    span.append((a, b - 2, tok[:-2]))  # "Tolkien's" -> "Tolkien"
+                    return span, j + 1
+                # Initials ("J.") and abbreviations ("St.") keep their dot and go on.
+                if (
+                    j + 2 < n
+                    and tokens[j + 1][2] == "."
+                    and tokens[j + 1][0] == b
+                    and ((len(tok) == 1 and tok.isupper()) or tok.casefold() in _ABBREV_DOT)
+                    and _is_cap(tokens[j + 2][2])
+                ):
+                    span.append((a, b + 1, tok + "."))
+                    j += 2
+                    continue
+                span.append((a, b, tok))
+                j += 1
+                if tok[0].isdigit():
+                    return span, j  # "Route 17" ends at its number
                 continue
-            left = [t for t in span[:k] if t[2] not in _CONNECTORS]
-            r = k + 1
-            while r < len(span) and span[r][2] in _CONNECTORS:
-                r += 1
-            right = span[r:]
-            if len(left) < 2 or not right:
-                continue
-            head = left[-1][2].casefold().rstrip(".")
-            headed = head in _HEAD_CUES
-            if mode == "both" and len(right) >= 2 and not headed or (mode == "head" and not headed):
-                return [span[:k], *self._split_of(right)]
-        return [span]
+            if span and (tok in _CONNECTORS or tok == "-" or tok == "and"):
+                k = j
+                prev = span[-1][2]
+                while k < n and k - j < _MAX_CONNECTORS and _connects(prev, tokens[k][2], span):
+                    prev = tokens[k][2]
+                    k += 1
+                if (
+                    k > j
+                    and k < n
+                    and _is_cap(tokens[k][2])
+                    and not (taken and _covered(taken, tokens[k][0], tokens[k][1]))
+                ):
+                    span.extend(tokens[j:k])
+                    j = k
+                    continue
+            break
+        return span, j
 
     def _emit(
         self,
-        span: list[tuple[int, int, str]],
+        span: list[Token],
         initial: bool,
         found: list[Mention],
         taken: list[tuple[int, int]],
         dates: dict[int, Mention],
     ) -> None:
+        """Clean a span into a mention (or nothing) and record it."""
         text = self.text
         words = [t[2] for t in span]
         dropped = 0
         while words and (
             (initial and words[0].casefold().rstrip(".") in _FUNCTION)
-            or (_X["trim_common"] and words[0].casefold() in _NEVER_EDGE)
+            or words[0].casefold() in _NEVER_EDGE
             or words[0] in _CONNECTORS
             or words[0] == "-"
+            or words[0][0].isdigit()  # "In 3500": a number alone is no name
         ):
             words.pop(0)
             dropped += 1
         span = span[dropped:]
         while words and (
-            words[-1] in _CONNECTORS
-            or words[-1] == "-"
-            or (_X["trim_common"] and words[-1].casefold() in _NEVER_EDGE)
+            words[-1] in _CONNECTORS or words[-1] == "-" or words[-1].casefold() in _NEVER_EDGE
         ):
             words.pop()
             span = span[:-1]
         if not words:
             return
-        if initial and dropped == 0 and len(words) == 1:
-            low1 = words[0].casefold()
-            if low1 in self._lower():
-                return
-            if _X["ly_rule"] and low1.endswith(_ADVERB_ENDINGS):
-                return
-            if _X["plural_rule"] and low1.endswith("s") and low1[:-1] in self._lower():
-                return
+        if initial and dropped == 0 and len(words) == 1 and not self._initial_word_ok(words[0]):
+            return
+        run = best = 0
+        for w in words:
+            run = 0 if w in _CONNECTORS else run + 1
+            best = max(best, run)
+        if best > _MAX_RUN:
+            return
         role = ""
-        # Honorifics: roles leave the name, styles stay in it; both mark a person.
         k = 0
         while k < len(words) - 1 and words[k].casefold().rstrip(".") in _ROLE_MODIFIERS:
             k += 1
@@ -594,83 +534,91 @@ class _Scanner:
                 words = words[k + 1 :]
             elif head in _STYLES and k == 0:
                 role = words[0]
-        if _X["max_words"] and len(words) > _X["max_words"]:
-            return
-        if _X["max_run"]:
-            run = best = 0
-            for w in words:
-                run = 0 if w in _CONNECTORS else run + 1
-                best = max(best, run)
-            if best > _X["max_run"]:
-                return
+        etype = "person" if role else ""
         if len(words) == 1:
             w = words[0]
-            if _X["acro_stop"] and w.casefold() in _GENERIC:
+            low = w.casefold()
+            if len(w) == 1 or low in _GENERIC:
                 return
-            if w in _MONTH_WORDS and not (_X["lone_month"] and not initial):
+            if w in _MONTH_WORDS:
+                if initial:
+                    return
+                etype = "date"
+            elif low in _COMMON and not w.isupper():
                 return
-            if w.casefold() in _COMMON and not w.isupper():
+            elif low in _ORG_CUES or low in _PLACE_CUES:
                 return
-            if not _X["single_letter"] and len(w) == 1:
-                return
-        a, b = span[0][0], span[-1][1]
-        name = text[a:b]
-        last = span[-1]
-        if last[2] != text[last[0] : last[1]]:  # a trimmed possessive
-            b = last[0] + len(last[2])
-            name = text[a:b]
-        etype = "person" if role else _entity_type(words)
-        low = [w.casefold() for w in words]
-        # A year just before an event name: "1924 Summer Olympics".
-        mode = _X["year_before"]
-        if mode and a >= 5 and text[a - 1] == " ":
-            prev = None
-            for d in dates.values():
+        a, b = span[0][0], span[-1][0] + len(span[-1][2])  # a cut possessive ends early
+        etype = etype or _entity_type(words)
+        lowered = [w.casefold() for w in words]
+        event = any(w in _EVENT_CUES for w in lowered)
+        joined = False
+        if event and a >= 5 and text[a - 1] == " ":
+            for d in list(dates.values()):
                 if d.end == a - 1 and _BARE_YEAR.fullmatch(d.name):
-                    prev = d
-            if (
-                prev is not None
-                and etype != "person"
-                and (mode == "any" or any(w in _EVENT_CUES for w in low))
-            ):
-                found.remove(dates.pop(prev.start))
-                a = prev.start
-                name = text[a:b]
-        elif _X["ordinal"]:
+                    found.remove(dates.pop(d.start))  # "1924 Summer Olympics"
+                    a, joined = d.start, True
+                    break
+        if not joined and etype != "date":
             m = _ORDINAL_BEFORE.search(text, max(0, a - 6), a)
             if m is not None:
-                a = m.start()
-                name = text[a:b]
-        if _X["year_after"] and any(w in _EVENT_CUES for w in low) or False:
+                a = m.start()  # "15th Lok Sabha"
+        if event:
             m = _YEAR_AFTER.match(text, b)
-            if m is not None and m.start(1) in dates:
-                found.remove(dates.pop(m.start(1)))
+            if m is not None and b + 1 in dates:
+                found.remove(dates.pop(b + 1))  # "Eurovision Song Contest 1991"
                 b = m.end()
-                name = text[a:b]
-        if _X["comma_suffix"]:
-            m = _SUFFIX.match(text, b)
-            if m is not None:
-                b = m.end()
-                name = text[a:b]
-        found.append(Mention(name, etype, a, b, role))
+        m = _SUFFIX.match(text, b)
+        if m is not None:
+            b = m.end()  # "Martin Luther King, Jr.", "Washington, D.C."
+        found.append(Mention(text[a:b], etype, a, b, role))
         taken.append((a, b))
 
+    def _initial_word_ok(self, word: str) -> bool:
+        """Whether a lone capitalised word opening a sentence reads as a name."""
+        low = word.casefold()
+        if low in _COMMON or low in self._lower():
+            return False
+        if low.endswith("s") and low[:-1] in self._lower():
+            return False  # "Winters are mild" next to "winter"
+        if low.endswith(_ADVERB_ENDINGS):
+            return False
+        return not (len(low) >= 6 and low.endswith(("ed", "ing")))
 
-def _connector_ok(prev: str, tok: str, span: list[tuple[int, int, str]]) -> bool:
-    if _X["head_conn"] and tok in ("for", "on", "upon"):
-        return prev.casefold() in _HEAD_CUES
-    if _X["the_rule"] and tok == "the":
-        return prev in _CONNECTORS or len(span) == 1
-    if tok == "and" and _X["and"] == "of":
-        return any(t[2] == "of" for t in span)
-    return True
+
+def _split_of(span: list[Token]) -> list[list[Token]]:
+    """Split "A B of (the) C D" into two names when no head noun comes before "of".
+
+    Also split at "and" when what follows it reads as a name of its own: it has an
+    "of" or starts with a head noun ("... of Physics and University of Copenhagen").
+    """
+    for k in range(1, len(span) - 1):
+        if span[k][2] == "and":
+            right = span[k + 1 :]
+            if any(t[2] == "of" for t in right) or right[0][2].casefold() in _HEAD_CUES:
+                return [span[:k], *_split_of(right)]
+            break
+    if len(span) < 5:
+        return [span]
+    for k in range(2, len(span) - 2):
+        if span[k][2] != "of":
+            continue
+        left = [t for t in span[:k] if t[2] not in _CONNECTORS]
+        r = k + 1
+        while r < len(span) and span[r][2] in _CONNECTORS:
+            r += 1
+        right = span[r:]
+        if len(left) >= 2 and len(right) >= 2 and left[-1][2].casefold() not in _HEAD_CUES:
+            return [span[:k], *_split_of(right)]
+    return [span]
 
 
-def find_entities(text: str, *, numbers: bool = True, counts: bool = False) -> list[Mention]:
+def find_entities(text: str, *, numbers: bool = False, counts: bool = False) -> list[Mention]:
     """The entity mentions in ``text`` (a sentence or a passage), in order of position.
 
-    ``numbers`` adds amounts of money and numbers with units of measure, ``counts``
-    also numbers followed by a plural noun ("1,300 workers").
+    The rules are those of the module docstring; ``numbers`` adds amounts of money
+    and numbers with units of measure, ``counts`` also percentages and counts of
+    things ("1,300 workers"). Offsets index into ``text``.
     """
     scanner = _Scanner(text, numbers=numbers, counts=counts)
     mentions: list[Mention] = []
@@ -683,11 +631,12 @@ def find_entities(text: str, *, numbers: bool = True, counts: bool = False) -> l
 
 
 def _fact_score(n_entities: int, sentence: str) -> float:
-    """Completeness 0–10: 2 per member entity (at most 4 count) plus 2 for a verb-like word."""
+    """Completeness 0–10: 2 per member entity (at most 4 count), plus 2 for a verb-like word."""
     return float(min(10, 2 * min(n_entities, 4) + (2 if _VERBISH.search(sentence) else 0)))
 
 
 def _label(between: str) -> str:
+    """The words between two mentions as a relation label, or "related to"."""
     label = " ".join(between.split()).strip(_LABEL_STRIP)
     if not label or len(label.split()) > 8 or not any(ch.isalnum() for ch in label):
         return "related to"
@@ -696,18 +645,51 @@ def _label(between: str) -> str:
 
 @dataclass
 class OfflineExtractor:
-    """Rule-based extraction of the whole schema (see the module docstring for the rules).
+    """Rule-based extraction of the whole :class:`Extraction` schema, one chunk at a time.
 
-    Importance of an entity (0–100): ``40 + 15 * (mentions in the chunk - 1)``,
-    ``+ 30`` for the chunk's title entity, ``+ 10`` when it is mentioned in the first
-    sentence of the body, ``- 15`` for dates and numbers; clamped to [1, 100].
+    - **entities**: :func:`find_entities` over the chunk's sentences. A chunk that
+      starts with its title line (``ChunkInput.title``, or a markdown heading when
+      there is no title) gives the title entity (a trailing "(disambiguation)" and
+      a ", Region" qualifier are cut), and the line is a sentence of its own; when
+      the title does not recur in the body, the title line is also scanned for
+      mentions ("Atomic bombings of Hiroshima and Nagasaki" gives Hiroshima and
+      Nagasaki too). A short form of a
+      name seen earlier in the chunk ("Autry" after "Gene Autry": the first word,
+      last word or last two words of a 2–4 word ``person`` or ``entity`` name) is
+      read as that name when only one name has that short form. Importance
+      (0–100) = ``50 + 10 * (mentions in the chunk - 1)``, ``+ 30`` for the
+      title entity, ``+ 10`` if mentioned in the first sentence of the body,
+      capped at 100. 50 is the floor because :meth:`Extraction.normalised` gives
+      every relation and fact member at least the schema's default score (50).
+      A person's honorific or role ("Professor", "Sir") is its description.
+    - **relations**: in each sentence, over its distinct entities in order, the
+      adjacent pairs and (first, each later one); the label is the text between
+      the two mentions (at most 8 words, else "related to"), the description the
+      sentence, the weight 1.0.
+    - **facts**: each sentence with two or more distinct entities, with its
+      members and a completeness score (:func:`_fact_score`: 2 per member, at
+      most 8, plus 2 if a verb-like word occurs).
+    - **units**: :func:`~hygraph.extract.sentences.make_units` over all sentences.
+
+    ``name`` is "offline" with the default settings; other ``numbers``/``counts``
+    settings (see the module docstring) change it ("offline:numbers=false",
+    "offline:counts=true"), since they change the output.
     """
 
-    numbers: bool = False
+    numbers: bool = True
     counts: bool = False
     max_unit_words: int = 60
-    name: str = "offline"
+    name: str = ""
     stats: ExtractionStats = field(default_factory=ExtractionStats)
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            options = []
+            if not self.numbers:
+                options.append("numbers=false")
+            if self.counts:
+                options.append("counts=true")
+            self.name = "offline" + (":" + ",".join(options) if options else "")
 
     def extract(self, chunks: Sequence[ChunkInput]) -> list[Extraction]:
         results = []
@@ -718,59 +700,24 @@ class OfflineExtractor:
         return results
 
     def extract_one(self, chunk: ChunkInput) -> Extraction:
+        """The normalised extraction of one chunk (does not touch ``stats``)."""
         text = chunk.text
         spans = split_sentences(text)
         scanner = _Scanner(text, numbers=self.numbers, counts=self.counts)
-        title_key = ""
-        title_mention: Mention | None = None
+
+        title: Mention | None = None
         body = spans
         if spans:
             title = _title_line(text, spans[0], chunk.title)
-            if title is not None:
-                mode = _X["title_mode"]
-                rest = spans[1:]
-                present = bool(rest) and _loose(title.name) in _loose(text[rest[0][0] :])
-                if mode == "always" or present:
-                    title_mention = title
-                    title_key = _key(title.name)
-                    body = rest
-                elif mode == "inbody":
-                    body = rest
+            if title is not None and len(spans) > 1:
+                if _loose(title.name) in _loose(text[spans[1][0] :]):
+                    body = spans[1:]
+        per_sentence = [(span, scanner.sentence(*span)) for span in body]
+        if title is not None and body is spans:
+            per_sentence[0][1].insert(0, title)  # the title line was scanned too
+        per_sentence = _resolve_short_forms(per_sentence, title)
 
-        per_sentence: list[tuple[tuple[int, int], list[Mention]]] = []
-        for span in body:
-            per_sentence.append((span, scanner.sentence(*span)))
-        if _X["coref"]:
-            per_sentence = _resolve_short_forms(per_sentence, title_mention)
-
-        counts: dict[str, int] = {}
-        first_body: set[str] = set()
-        order: list[Mention] = []
-        if title_mention is not None:
-            order.append(title_mention)
-        for idx, (_, mentions) in enumerate(per_sentence):
-            for m in mentions:
-                key = _key(m.name)
-                if not key:
-                    continue
-                counts[key] = counts.get(key, 0) + 1
-                if idx == 0:
-                    first_body.add(key)
-                order.append(m)
-
-        entities: list[Entity] = []
-        for m in order:
-            key = _key(m.name)
-            score = 40.0 + 15.0 * (counts.get(key, 1) - 1)
-            if key == title_key:
-                score += 30.0
-            if key in first_body:
-                score += 10.0
-            if m.type in ("date", "number"):
-                score -= 15.0
-            description = f"{m.role} ({m.type})" if m.role else ""
-            entities.append(Entity(m.name, m.type, description, max(1.0, min(100.0, score))))
-
+        entities = self._entities(per_sentence, title, body is not spans)
         relations: list[Relation] = []
         facts: list[Fact] = []
         for (s_start, s_end), mentions in per_sentence:
@@ -787,10 +734,7 @@ class OfflineExtractor:
             pairs = [(distinct[k], distinct[k + 1]) for k in range(len(distinct) - 1)]
             pairs += [(distinct[0], distinct[k]) for k in range(2, len(distinct))]
             for src, dst in pairs:
-                if src.end <= dst.start:
-                    label = _label(text[src.end : dst.start])
-                else:
-                    label = "related to"
+                label = _label(text[src.end : dst.start]) if src.end <= dst.start else "related to"
                 relations.append(Relation(src.name, dst.name, label, sentence, 1.0))
             facts.append(
                 Fact(sentence, [m.name for m in distinct], _fact_score(len(distinct), sentence))
@@ -806,19 +750,50 @@ class OfflineExtractor:
             extractor=self.name,
         ).normalised()
 
+    @staticmethod
+    def _entities(
+        per_sentence: list[tuple[tuple[int, int], list[Mention]]],
+        title: Mention | None,
+        title_apart: bool,
+    ) -> list[Entity]:
+        """Entities in order of first mention (the title first), scored as documented."""
+        counts: dict[str, int] = {}
+        first_body: set[str] = set()
+        order: list[Mention] = [title] if title is not None else []
+        for idx, (_, mentions) in enumerate(per_sentence):
+            for m in mentions:
+                if m is title:
+                    continue
+                key = _key(m.name)
+                counts[key] = counts.get(key, 0) + 1
+                if idx == (0 if title_apart or title is None else 1):
+                    first_body.add(key)
+                order.append(m)
+        title_key = _key(title.name) if title is not None else None
+        entities = []
+        for m in order:
+            key = _key(m.name)
+            if not key:
+                continue
+            score = 50.0 + 10.0 * (counts.get(key, 1) - 1)
+            if key == title_key:
+                score += 30.0
+            if key in first_body:
+                score += 10.0
+            entities.append(Entity(m.name, m.type, m.role, min(100.0, score)))
+        return entities
+
 
 def _resolve_short_forms(
     per_sentence: list[tuple[tuple[int, int], list[Mention]]], title: Mention | None
 ) -> list[tuple[tuple[int, int], list[Mention]]]:
-    """Point a short form ("Autry") to the one longer name it abbreviates ("Gene Autry")."""
+    """Read a short form ("Autry") as the one longer name seen before it ("Gene Autry")."""
     full: dict[str, str | None] = {}
     first_at: dict[str, int] = {}
     candidates = [title] if title is not None else []
     candidates += [m for _, ms in per_sentence for m in ms]
     for m in candidates:
-        if m.type in ("date", "number", "work"):
-            continue
-        if _X["coref_types"] and m.type not in ("entity", "person"):
+        if m.type not in ("entity", "person"):
             continue
         words = m.name.split()
         if not 2 <= len(words) <= 4 or any(w.islower() for w in words):
@@ -829,7 +804,7 @@ def _resolve_short_forms(
         for form in forms:
             key = _key(form)
             if full.get(key, m.name) != m.name:
-                full[key] = None  # ambiguous: two names share it
+                full[key] = None  # two names share this short form: leave it alone
             else:
                 full[key] = m.name
                 first_at.setdefault(key, m.start)
@@ -841,11 +816,7 @@ def _resolve_short_forms(
         for m in mentions:
             key = _key(m.name)
             target = full.get(key)
-            if (
-                target is not None
-                and m.type not in ("date", "number", "work")
-                and (_X["coref"] == "any" or first_at[key] < m.start)
-            ):
+            if target is not None and m.type in ("entity", "person") and first_at[key] < m.start:
                 m = Mention(target, m.type, m.start, m.end, m.role)
             resolved.append(m)
         out.append((span, resolved))
@@ -859,13 +830,14 @@ def _title_line(text: str, span: tuple[int, int], title: str | None) -> Mention 
     if line_end == -1 or text[end:line_end].strip():
         return None  # no body after it, or the first sentence is not the whole line
     line = text[start:end]
-    heading = text[:start].lstrip().startswith("#")
     if title is not None:
         if _key(display_name(title)) != _key(line):
             return None
-    elif not heading:
+    elif not text[:start].lstrip().startswith("#"):
         return None
     name = _TITLE_PAREN.sub("", line).strip() or line
-    b = start + len(name)
+    head, comma, rest = name.partition(", ")
+    if comma and head and rest[:1].isupper():
+        name = head  # "West Chicago, Illinois": the topic is the part before the comma
     words = name.split()
-    return Mention(name, _entity_type(words) if words else "entity", start, b)
+    return Mention(name, _entity_type(words) if words else "entity", start, start + len(name))

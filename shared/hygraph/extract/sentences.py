@@ -11,13 +11,13 @@ import re
 
 # Abbreviations that precede a name and so never end a sentence.
 _NEVER_FINAL = frozenset(
-    """mr mrs ms mx dr prof st mt ft gen col lt capt cpt sgt maj cmdr adm rev fr hon gov sen
-    rep pres supt insp e.g i.e cf vs viz approx ca c dept univ assn""".split()
+    """mr mrs ms mx dr prof st ste mt ft gen col lt capt cpt sgt maj cmdr adm rev fr hon gov
+    sen rep pres supt insp shri smt e.g i.e cf vs v viz approx ca c dept univ assn""".split()
 )
 # Abbreviations that precede a number: no boundary before a digit.
 _BEFORE_NUMBER = frozenset(
-    """no nos vol vols fig figs ch chap sec art op pp p jan feb mar apr jun jul aug sep sept
-    oct nov dec""".split()
+    """no nos vol vols fig figs ch chap sec art op pp p pg b d fl jan feb mar apr jun jul aug
+    sep sept oct nov dec""".split()
 )
 # Abbreviations that often end a sentence too: a boundary only before a typical sentence opener.
 _MAYBE_FINAL = frozenset("inc ltd co corp plc llc etc jr sr bros al".split())
@@ -66,14 +66,15 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     """Character spans ``(start, end)`` of the sentences of ``text`` (end exclusive, trimmed).
 
     Every non-empty line is split on its own, so a markdown heading or a title line
-    is a sentence by itself (its ``#`` marker is left out of the span). Inside a
-    line, ``.``, ``!``, ``?`` or ``…`` (plus closing quotes or brackets) followed by
-    whitespace end a sentence unless the next word starts in lower case, the word
-    before is a single capital initial ("J. R. R."), a title or reference
-    abbreviation ("Mr.", "Dr.", "St.", "No.", "e.g.", "i.e."), or an abbreviation that
-    may also end a sentence ("Inc.", "U.S.", "Ltd.") that is not followed by a
-    typical sentence opener ("The", "He", "In", ...). Decimals ("1.355") never
-    split because no whitespace follows their dot.
+    is a sentence by itself (a leading ``#``, list bullet or ``>`` is left out of the
+    span). Inside a line, ``.``, ``!``, ``?`` or ``…`` (plus closing quotes or
+    brackets) followed by whitespace end a sentence unless the next word starts in
+    lower case, the word before is a single capital initial ("J. R. R."), a title or
+    reference abbreviation ("Mr.", "Dr.", "St.", "e.g.", "i.e."), an abbreviation
+    before a number ("No. 7", "Sept. 4"), or an abbreviation that may also end a
+    sentence ("Inc.", "U.S.", "Ltd.") not followed by a typical sentence opener
+    ("The", "He", "In", ...). Decimals ("1.355") never split: no whitespace
+    follows their dot.
     """
     spans: list[tuple[int, int]] = []
     for line_match in _LINE.finditer(text):
