@@ -223,3 +223,56 @@ def test_sample_corpus_retrieval(sample_index_dir, sample_path):
             ]
         )
         assert recall >= 0.7
+
+
+def test_llm_extraction_through_the_index_retries_failed_chunks(tmp_path, minilm):
+    import re
+
+    from hygraph.models.base import LLMResponse
+
+    class ExtractingLLM:
+        """Test double: answers the unified extraction prompt with JSON built from the chunk's
+        capitalised words, except that the first call about the flood returns prose (a
+        malformed reply, as small local models do)."""
+
+        name = "scripted-extractor"
+
+        def __init__(self):
+            self.calls = 0
+            self.failed_once = False
+
+        async def acomplete(self, messages, **params):
+            return self.complete(messages, **params)
+
+        def complete(self, messages, **params):
+            self.calls += 1
+            text = messages[-1]["content"]
+            if "Flood" in text and not self.failed_once:
+                self.failed_once = True
+                return LLMResponse("Sorry, I can only chat about the weather.", 50, 9)
+            names = sorted(set(re.findall(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*", text)))
+            body = {
+                "entities": [
+                    {"name": n, "type": "thing", "description": f"{n} is named.", "importance": 70}
+                    for n in names
+                ],
+                "relations": [],
+                "facts": [],
+                "units": [],
+            }
+            return LLMResponse(json.dumps(body), 200, 60)
+
+    llm = ExtractingLLM()
+    path = tmp_path / "idx"
+    with GraphIndex(path, llm=llm, extractor="llm", progress=False) as index:
+        report = index.insert(DOCS)
+        assert report.chunks_extracted == 2 and report.extraction["failed_chunks"] == 1
+        assert index.manifest.extractor == "llm"
+    with GraphIndex(path, llm=llm, progress=False) as index:
+        report = index.insert(DOCS)  # nothing new, but the failed chunk is retried
+        assert report.added == [] and report.chunks_extracted == 1
+        entities = {n.name for n in index.store.nodes_of_kind("entity")}
+        assert {"Aldercott Shipyard", "Great Dunmere Flood", "Old Ost Bridge"} <= entities
+        first, second = (b["usage"]["stages"]["extract"] for b in index.manifest.builds)
+        assert first["llm_calls"] == 3 and first["prompt_tokens"] == 450
+        assert second["llm_calls"] == 1 and second["llm_cached_calls"] == 0

@@ -314,13 +314,14 @@ class GraphIndex:
                 return None
             from hygraph.models.llm import CachedLLM, OpenAILLM
 
-            inner = (
-                OpenAILLM(spec, tracker=self.tracker)
-                if spec is None or isinstance(spec, str)
-                else spec
-            )
+            own = spec is None or isinstance(spec, str)
+            inner = OpenAILLM(spec, tracker=self.tracker) if own else spec
+            # Our client keeps its own accounts; a user's LLM object is counted by the cache.
             self._llm = CachedLLM(
-                inner, DiskCache(self.cache_dir / "llm.sqlite"), tracker=self.tracker
+                inner,
+                DiskCache(self.cache_dir / "llm.sqlite"),
+                tracker=self.tracker,
+                record_misses=not own,
             )
         return self._llm
 

@@ -391,13 +391,23 @@ class CachedLLM:
     Usage accounting: on a hit this records ``tracker.record_llm(cached=True)``;
     on a miss it records nothing, because the inner model (e.g. an
     :class:`OpenAILLM` sharing the same tracker) records its own real calls.
-    Counting them here too would count every miss twice.
+    Counting them here too would count every miss twice. For an inner model that
+    keeps no accounts (a user's own LLM object, a framework adapter), pass
+    ``record_misses=True`` and misses are recorded here with their token counts.
     """
 
-    def __init__(self, llm: LLM, cache: DiskCache, tracker: UsageTracker | None = None) -> None:
+    def __init__(
+        self,
+        llm: LLM,
+        cache: DiskCache,
+        tracker: UsageTracker | None = None,
+        *,
+        record_misses: bool = False,
+    ) -> None:
         self.llm = llm
         self.cache = cache
         self.tracker = tracker
+        self.record_misses = record_misses
         self.name: str = llm.name
 
     def __repr__(self) -> str:
@@ -446,6 +456,8 @@ class CachedLLM:
                 self.tracker.record_llm(cached=True)
             return hit
         response = await self.llm.acomplete(messages, **params)
+        if self.record_misses and self.tracker is not None:
+            self.tracker.record_llm(response.prompt_tokens, response.completion_tokens)
         if response.truncated or not response.text:
             return response
         if validate is not None:
