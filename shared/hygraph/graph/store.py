@@ -452,6 +452,22 @@ class GraphStore:
                     out[(src, dst, kind)] = Edge(src, dst, kind, row[0], _loads(row[1]))
         return out
 
+    def iter_edges(self, kind: str | None = None, batch_size: int = 5000) -> Iterator[Edge]:
+        """All edges (optionally of one kind), read in batches."""
+        where, params = ("WHERE kind = ?", [kind]) if kind is not None else ("", [])
+        offset = 0
+        while True:
+            rows = self._query(
+                f"SELECT src, dst, kind, weight, data FROM edges {where}"
+                " ORDER BY src, dst, kind LIMIT ? OFFSET ?",
+                [*params, batch_size, offset],
+            )
+            if not rows:
+                return
+            for s, d, k, w, data in rows:
+                yield Edge(s, d, k, w, _loads(data))
+            offset += len(rows)
+
     def edges_of(self, node_id: str, kind: str | None = None) -> list[Edge]:
         """Edges leaving or entering ``node_id`` (optionally of one kind)."""
         sql = "SELECT src, dst, kind, weight, data FROM edges WHERE (src = ? OR dst = ?)"
