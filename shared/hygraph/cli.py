@@ -103,6 +103,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     _add_model_options(p)
 
+    p = sub.add_parser("bench", help="measure methods and peers side by side on a dataset")
+    p.add_argument("--data", required=True, help="folder with corpus.jsonl and questions.jsonl")
+    p.add_argument(
+        "--methods",
+        default="vanilla,bm25,hybrid",
+        help="comma-separated methods and peers (default: vanilla,bm25,hybrid)",
+    )
+    p.add_argument(
+        "--extractor",
+        default="offline",
+        help="offline (default), precomputed (the dataset's extraction.jsonl), llm, ...",
+    )
+    p.add_argument("--k", default="2,5,10", help="recall cut-offs (default 2,5,10)")
+    p.add_argument("--budget", type=int, default=2000, help="context tokens (default 2000)")
+    p.add_argument("--chunk-size", type=int, default=1200)
+    p.add_argument("--chunk-overlap", type=int, default=100)
+    p.add_argument("--scale", default="", help="also run on these corpus fractions, e.g. 0.25,0.5")
+    p.add_argument(
+        "--synthetic",
+        type=int,
+        default=0,
+        help="also run on a synthetic corpus of this many documents",
+    )
+    p.add_argument("--work", default=".hygraph-bench", help="where indexes are kept and reused")
+    p.add_argument(
+        "--peers",
+        default="benchmarks",
+        help="folder holding the peers package (default: ./benchmarks)",
+    )
+    p.add_argument("--out", help="write every figure as JSON here")
+    p.add_argument("--report", help="write a Markdown report (and PNG plots beside it) here")
+    p.add_argument("--json", action="store_true", help="print the JSON result")
+
     p = sub.add_parser("info", help="show an index's manifest, counts and cost report")
     p.add_argument("--index", required=True, help="index directory")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -311,6 +344,45 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from hygraph.bench.report import render_markdown, write_report
+    from hygraph.bench.runner import BenchConfig, run_bench
+
+    try:
+        ks = sorted({int(k) for k in args.k.split(",") if k.strip()})
+        scale = [float(f) for f in args.scale.split(",") if f.strip()]
+    except ValueError as exc:
+        raise HygraphError(f"--k and --scale take comma-separated numbers ({exc})") from None
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods or not ks:
+        raise HygraphError("give at least one method and one k")
+    peers = Path(args.peers).resolve()
+    config = BenchConfig(
+        data=Path(args.data),
+        methods=methods,
+        extractor=args.extractor,
+        ks=ks,
+        budget=args.budget,
+        work=Path(args.work),
+        chunk_size=args.chunk_size,
+        chunk_overlap=args.chunk_overlap,
+        scale=scale,
+        synthetic=args.synthetic,
+        peers_path=peers.parent if (peers / "peers").is_dir() else None,
+    )
+    result = run_bench(config)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=2, default=str) + "\n")
+    if args.report:
+        write_report(result, Path(args.report))
+    if args.json:
+        _print_json(result)
+    else:
+        print(render_markdown(result, []))
+    return 0
+
+
 def cmd_methods(args: argparse.Namespace) -> int:
     from hygraph.methods.base import available_methods, get_method
 
@@ -338,6 +410,7 @@ COMMANDS = {
     "index": cmd_index,
     "extract": cmd_extract,
     "query": cmd_query,
+    "bench": cmd_bench,
     "info": cmd_info,
     "methods": cmd_methods,
     "demo": cmd_demo,

@@ -1,0 +1,139 @@
+"""Benchmark datasets: the corpus, the questions, and derived corpora for scaling runs."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hygraph.errors import InputError
+
+
+@dataclass
+class Question:
+    id: str
+    question: str
+    answers: list[str]
+    supporting_ids: list[str]
+    type: str = "all"
+
+
+@dataclass
+class Dataset:
+    """A benchmark folder: corpus, questions and an optional precomputed extraction."""
+
+    path: Path
+    name: str
+    corpus_path: Path
+    questions: list[Question] = field(default_factory=list)
+    extraction_path: Path | None = None
+
+    @property
+    def n_documents(self) -> int:
+        with self.corpus_path.open(encoding="utf-8") as fh:
+            return sum(1 for line in fh if line.strip())
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Read a dataset folder (see :mod:`hygraph.bench`); questions are optional."""
+    root = Path(path).expanduser().resolve()
+    corpus = root / "corpus.jsonl"
+    if not corpus.is_file():
+        raise InputError(f"no corpus.jsonl in {root}")
+    questions: list[Question] = []
+    qpath = root / "questions.jsonl"
+    if qpath.is_file():
+        for line_no, line in enumerate(qpath.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                questions.append(
+                    Question(
+                        id=str(raw["id"]),
+                        question=raw["question"],
+                        answers=[str(a) for a in raw.get("answers", [])],
+                        supporting_ids=[str(s) for s in raw.get("supporting_ids", [])],
+                        type=str(raw.get("type", "all")),
+                    )
+                )
+            except (ValueError, KeyError, TypeError) as exc:
+                raise InputError(f"{qpath}:{line_no}: bad question record ({exc})") from exc
+    extraction = root / "extraction.jsonl"
+    return Dataset(
+        path=root,
+        name=root.name,
+        corpus_path=corpus,
+        questions=questions,
+        extraction_path=extraction if extraction.is_file() else None,
+    )
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _write(path: Path, records: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def subset(dataset: Dataset, fraction: float, out_dir: Path, seed: int = 0) -> Dataset:
+    """A corpus of ``fraction`` of the documents, always keeping every question's gold passages.
+
+    Questions stay answerable, so quality can be compared across sizes; the rest of
+    the documents (distractors) are sampled with a fixed seed.
+    """
+    records = _records(dataset.corpus_path)
+    gold = {s for q in dataset.questions for s in q.supporting_ids}
+    keep = [r for r in records if str(r["id"]) in gold]
+    rest = [r for r in records if str(r["id"]) not in gold]
+    random.Random(seed).shuffle(rest)
+    target = max(len(keep), round(fraction * len(records)))
+    chosen = {str(r["id"]) for r in keep + rest[: target - len(keep)]}
+    _write(out_dir / "corpus.jsonl", [r for r in records if str(r["id"]) in chosen])
+    _copy_questions(dataset, out_dir)
+    if dataset.extraction_path is not None:
+        _write(
+            out_dir / "extraction.jsonl",
+            [r for r in _records(dataset.extraction_path) if str(r["id"]) in chosen],
+        )
+    return load_dataset(out_dir)
+
+
+def synthetic(dataset: Dataset, n_documents: int, out_dir: Path, seed: int = 0) -> Dataset:
+    """A larger corpus of ``n_documents`` made by joining random pairs of paragraphs.
+
+    Each synthetic document is two corpus paragraphs (title of the first, both
+    texts), so the text is realistic and every document is distinct. The original
+    paragraphs are included too, so the questions keep their gold passages.
+    """
+    records = _records(dataset.corpus_path)
+    rng = random.Random(seed)
+    out = list(records)
+    seen: set[tuple[str, str]] = set()
+    while len(out) < n_documents:
+        a, b = rng.sample(records, 2)
+        pair = (str(a["id"]), str(b["id"]))
+        if pair in seen:
+            continue
+        seen.add(pair)
+        out.append(
+            {
+                "id": f"syn-{len(out)}",
+                "title": a.get("title", ""),
+                "text": f"{a['text']} {b['text']}",
+            }
+        )
+    _write(out_dir / "corpus.jsonl", out[:n_documents])
+    _copy_questions(dataset, out_dir)
+    return load_dataset(out_dir)
+
+
+def _copy_questions(dataset: Dataset, out_dir: Path) -> None:
+    src = dataset.path / "questions.jsonl"
+    if src.is_file():
+        (out_dir / "questions.jsonl").write_text(src.read_text(encoding="utf-8"), encoding="utf-8")

@@ -1,0 +1,190 @@
+"""The benchmark's Markdown report and PNG plots (matplotlib, loaded only here)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _mb(n_bytes: float) -> str:
+    return f"{n_bytes / 1e6:.1f}"
+
+
+def write_plots(result: dict[str, Any], folder: Path, stem: str) -> list[Path]:
+    """recall@k by method; build time and query latency against corpus size (log-log)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths: list[Path] = []
+    methods = result["main"]["methods"]
+    ks = result["config"]["ks"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, stats in methods.items():
+        if "recall" in stats:
+            ax.plot(ks, [stats["recall"][str(k)] for k in ks], marker="o", label=name)
+    ax.set_xlabel("k (passages)")
+    ax.set_ylabel("passage recall@k (%)")
+    ax.set_title(f"Recall@k on {result['main']['dataset']}")
+    ax.set_xticks(ks)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    path = folder / f"{stem}-recall.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    paths.append(path)
+    scale = result.get("scaling")
+    if scale:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for name, stats in scale["methods"].items():
+            axes[0].plot(scale["chunks"], stats["build_seconds"], marker="o", label=name)
+            axes[1].plot(scale["chunks"], stats["latency_p50_ms"], marker="o", label=name)
+        for ax, title, unit in (
+            (axes[0], "Build time", "seconds"),
+            (axes[1], "Query latency p50", "ms"),
+        ):
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("chunks")
+            ax.set_ylabel(unit)
+            ax.set_title(title)
+            ax.grid(alpha=0.3, which="both")
+            ax.legend(fontsize=8)
+        path = folder / f"{stem}-scaling.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
+    main = result["main"]
+    cfg = result["config"]
+    ks = cfg["ks"]
+    machine = result["machine"]
+    base = main["base_build"]
+    first = base["first_build"]
+    lines = [
+        f"# hygraph bench: {main['dataset']}",
+        "",
+        f"- command: `{result.get('command') or 'hygraph bench ...'}`",
+        f"- date: {result['date']}; total wall time {result['seconds']} s",
+        f"- machine: {machine['cores']} cores, {machine['memory_gib']} GiB, {machine['cpu']}, "
+        f"Python {machine['python']}, hygraph {machine['hygraph']}",
+        f"- data: {main['documents']} documents → {main['chunks']} chunks "
+        f"(chunk size {cfg['chunk_size']}, overlap {cfg['chunk_overlap']}), "
+        f"{len(main['methods'][next(iter(main['methods']))].get('rows', []))} questions; "
+        f"extractor `{cfg['extractor']}`; context budget {cfg['budget']} tokens",
+        f"- latency: retrieval only, no LLM; {cfg['query_cache']}",
+        f"- shared index build (chunk, extract, embed, vanilla + bm25): "
+        f"{_fmt(first.get('seconds'))} s, peak {base['peak_rss_mb']} MB, "
+        f"{_mb(base['index_bytes'])} MB on disk"
+        + (
+            " (reused from an earlier run; cost of the build that made it)"
+            if base["reused"]
+            else ""
+        ),
+        "",
+        "| method | "
+        + " | ".join(f"R@{k}" for k in ks)
+        + " | answer in context | context tokens | p50 ms | p95 ms | own build s | peak MB |",
+        "|---|" + "---:|" * (len(ks) + 6),
+    ]
+    for name, s in main["methods"].items():
+        label = f"{name} (peer)" if s["peer"] else name
+        recall = " | ".join(_fmt(s.get("recall", {}).get(str(k))) for k in ks)
+        lines.append(
+            f"| {label} | {recall} | {_fmt(s.get('answer_in_context'))} | "
+            f"{_fmt(s['context_tokens_mean'], 0)} | {_fmt(s['latency_ms']['p50'])} | "
+            f"{_fmt(s['latency_ms']['p95'])} | {_fmt(s['build'].get('seconds'), 2)} | "
+            f"{s['peak_rss_mb']:.0f} |"
+        )
+    types = sorted({t for s in main["methods"].values() for t in s.get("recall_by_type", {})})
+    if types:
+        k_mid = str(ks[len(ks) // 2])
+        lines += [
+            "",
+            f"Recall@{k_mid} by question type:",
+            "",
+            "| method | "
+            + " | ".join(
+                f"{t} (n={main['methods'][next(iter(main['methods']))]['recall_by_type'][t]['n']})"
+                for t in types
+            )
+            + " |",
+            "|---|" + "---:|" * len(types),
+        ]
+        for name, s in main["methods"].items():
+            by = s.get("recall_by_type", {})
+            lines.append(
+                f"| {name} | " + " | ".join(_fmt(by.get(t, {}).get(k_mid)) for t in types) + " |"
+            )
+    stages = first.get("usage", {}).get("stages", {})
+    if stages:
+        lines += [
+            "",
+            "Shared build cost by stage (the build that made the index):",
+            "",
+            "| stage | seconds | LLM calls | prompt tokens | completion tokens | embeddings |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for stage, u in stages.items():
+            lines.append(
+                f"| {stage} | {u['seconds']:.2f} | {u['llm_calls']} | "
+                f"{u['prompt_tokens']} | {u['completion_tokens']} | {u['embeddings']} |"
+            )
+    scale = result.get("scaling")
+    if scale:
+        lines += [
+            "",
+            "## Scaling",
+            "",
+            "Build time (shared index + the method's own build, cold caches), peak memory "
+            "and query latency p50 at each corpus size; the exponent b fits "
+            "value ∝ chunks^b.",
+            "",
+            "| method | "
+            + " | ".join(
+                f"{label} ({n} chunks)"
+                for label, n in zip(scale["labels"], scale["chunks"], strict=True)
+            )
+            + " | b(build) | b(p50) | b(memory) |",
+            "|---|" + "---|" * (len(scale["chunks"]) + 3),
+        ]
+        for name, s in scale["methods"].items():
+            cells = [
+                f"{b:.1f} s / {m:.0f} MB / {p:.1f} ms"
+                for b, m, p in zip(
+                    s["build_seconds"], s["peak_rss_mb"], s["latency_p50_ms"], strict=True
+                )
+            ]
+            e = s["exponent"]
+            lines.append(
+                f"| {name} | " + " | ".join(cells) + f" | {_fmt(e['build_seconds'], 2)}"
+                f" | {_fmt(e['latency_p50_ms'], 2)} | {_fmt(e['peak_rss_mb'], 2)} |"
+            )
+    for path in plots:
+        lines += ["", f"![{path.stem}]({path.name})"]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(result: dict[str, Any], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        plots = write_plots(result, path.parent, path.stem)
+    except ImportError:
+        plots = []  # matplotlib is in the "bench" extra; the tables still get written
+    path.write_text(render_markdown(result, plots), encoding="utf-8")
+    return path

@@ -1,0 +1,286 @@
+"""Run a benchmark: build the shared index once, then each method and peer in its own process.
+
+Indexes live under a work directory keyed by dataset, extractor and chunking, so a
+second run reuses them (and reports the cost of the build that made them). Each
+scaling point gets its own index and its own cold embedding cache, so build times
+are comparable across sizes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hygraph import __version__
+from hygraph.bench.data import Dataset, load_dataset, subset, synthetic
+from hygraph.bench.metrics import growth_exponent, mean, percentile, recall_at_k
+from hygraph.errors import HygraphError
+from hygraph.methods.base import available_methods
+
+log_stream = sys.stderr
+
+
+@dataclass
+class BenchConfig:
+    data: Path
+    methods: list[str]
+    extractor: str = "offline"
+    ks: list[int] = field(default_factory=lambda: [2, 5, 10])
+    budget: int = 2000
+    work: Path = Path(".hygraph-bench")
+    chunk_size: int = 1200
+    chunk_overlap: int = 100
+    scale: list[float] = field(default_factory=list)
+    synthetic: int = 0
+    peers_path: Path | None = None
+    quiet: bool = False
+
+
+def _say(config: BenchConfig, message: str) -> None:
+    if not config.quiet:
+        print(f"[bench] {message}", file=log_stream, flush=True)
+
+
+def machine_facts() -> dict[str, Any]:
+    mem_kb = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_kb = int(line.split()[1])
+    except OSError:
+        pass
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cores": os.cpu_count(),
+        "memory_gib": round(mem_kb / 1024 / 1024, 1),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "hygraph": __version__,
+    }
+
+
+def _run_task(spec: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="hygraph-bench-") as tmp:
+        spec_path = Path(tmp) / "spec.json"
+        out_path = Path(tmp) / "result.json"
+        spec_path.write_text(json.dumps(spec))
+        proc = subprocess.run(
+            [sys.executable, "-m", "hygraph.bench.worker", str(spec_path), str(out_path)],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0 or not out_path.exists():
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            raise HygraphError(
+                f"benchmark task {spec['task']} {spec.get('method', '')} failed: "
+                + " | ".join(tail)
+            )
+        return json.loads(out_path.read_text())
+
+
+def _index_dir(config: BenchConfig, dataset: Dataset, label: str) -> Path:
+    tag = hashlib.sha256(
+        f"{config.extractor}|{config.chunk_size}|{config.chunk_overlap}".encode()
+    ).hexdigest()[:8]
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label)
+    return config.work / f"{dataset.name}-{safe}-{tag}"
+
+
+def _extractor_spec(config: BenchConfig, dataset: Dataset) -> str:
+    if config.extractor == "precomputed":
+        if dataset.extraction_path is None:
+            raise HygraphError(f"--extractor precomputed needs {dataset.path}/extraction.jsonl")
+        return f"precomputed:{dataset.extraction_path}"
+    return config.extractor
+
+
+def run_point(
+    config: BenchConfig, dataset: Dataset, label: str, quality: bool = True
+) -> dict[str, Any]:
+    """Build the index for one dataset and run every method on it."""
+    index_dir = _index_dir(config, dataset, label)
+    index_dir.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env["HYGRAPH_CACHE_DIR"] = str(index_dir) + ".cache"
+    core = [m for m in config.methods if m in available_methods()]
+    peers = [m for m in config.methods if m not in core]
+    _say(config, f"{label}: building the shared index at {index_dir}")
+    base = _run_task(
+        {
+            "task": "build",
+            "index": str(index_dir),
+            "corpus": str(dataset.corpus_path),
+            "extractor": _extractor_spec(config, dataset),
+            "chunk_size": config.chunk_size,
+            "chunk_overlap": config.chunk_overlap,
+            "methods": ["vanilla", "bm25"],
+        },
+        env,
+    )
+    questions = [q.__dict__ for q in dataset.questions]
+    methods: dict[str, Any] = {}
+    for name in config.methods:
+        _say(config, f"{label}: {name}")
+        raw = _run_task(
+            {
+                "task": "query",
+                "index": str(index_dir),
+                "method": name,
+                "peer": name in peers,
+                "peers_path": str(config.peers_path) if config.peers_path else None,
+                "questions": questions,
+                "top_k": max(config.ks),
+                "budget": config.budget,
+                "ks": config.ks,
+            },
+            env,
+        )
+        methods[name] = summarise(raw, dataset, config.ks, quality)
+    counts = base["counts"]
+    return {
+        "label": label,
+        "dataset": dataset.name,
+        "documents": counts["documents"],
+        "chunks": counts["chunks"],
+        "index": str(index_dir),
+        "base_build": base,
+        "methods": methods,
+    }
+
+
+def summarise(
+    raw: dict[str, Any], dataset: Dataset, ks: Sequence[int], quality: bool
+) -> dict[str, Any]:
+    """Aggregate one method's per-question rows into the report's figures."""
+    gold = {q.id: q.supporting_ids for q in dataset.questions}
+    rows = raw["rows"]
+    latencies = [r["latency_ms"] for r in rows]
+    out: dict[str, Any] = {
+        "peer": raw["peer"],
+        "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
+        "context_tokens_mean": mean([r["context_tokens"] for r in rows]),
+        "build": raw["build"],
+        "peak_rss_mb": raw["peak_rss_mb"],
+        "method_bytes": raw["method_bytes"],
+    }
+    if quality:
+        out["recall"] = {
+            str(k): 100 * mean([recall_at_k(r["passages"], gold[r["id"]], k) for r in rows])
+            for k in ks
+        }
+        by_type: dict[str, dict[str, float]] = {}
+        for qtype in sorted({r["type"] for r in rows}):
+            subset_rows = [r for r in rows if r["type"] == qtype]
+            by_type[qtype] = {
+                str(k): 100
+                * mean([recall_at_k(r["passages"], gold[r["id"]], k) for r in subset_rows])
+                for k in ks
+            }
+            by_type[qtype]["n"] = len(subset_rows)
+        out["recall_by_type"] = by_type
+        out["answer_in_context"] = 100 * mean([float(r["answer_in_context"]) for r in rows])
+        out["rows"] = rows
+    return out
+
+
+def run_bench(config: BenchConfig) -> dict[str, Any]:
+    """The whole benchmark: the main run, then optional scaling runs."""
+    config.work.mkdir(parents=True, exist_ok=True)
+    dataset = load_dataset(config.data)
+    started = time.time()
+    main = run_point(config, dataset, "full")
+    points = [main]
+    for fraction in config.scale:
+        if fraction >= 1.0:
+            continue  # the main run is the 100% point
+        label = f"{int(round(fraction * 100))}pct"
+        part = subset(dataset, fraction, config.work / f"{dataset.name}-{label}-data")
+        points.append(run_point(config, part, label))
+    if config.synthetic:
+        syn = synthetic(
+            dataset, config.synthetic, config.work / f"{dataset.name}-syn{config.synthetic}-data"
+        )
+        points.append(run_point(config, syn, f"syn{config.synthetic}", quality=False))
+    result = {
+        "command": " ".join(["hygraph", "bench", *sys.argv[2:]])
+        if sys.argv[1:2] == ["bench"]
+        else None,
+        "date": time.strftime("%Y-%m-%d", time.gmtime(started)),
+        "seconds": round(time.time() - started, 1),
+        "machine": machine_facts(),
+        "config": {
+            "data": str(config.data),
+            "methods": config.methods,
+            "extractor": config.extractor,
+            "ks": config.ks,
+            "budget": config.budget,
+            "chunk_size": config.chunk_size,
+            "chunk_overlap": config.chunk_overlap,
+            "query_cache": "query embeddings computed per query (cache off); model "
+            "loaded and index opened before timing",
+        },
+        "main": main,
+        "scaling": scaling(points) if len(points) > 1 else None,
+        "points": [
+            {k: v for k, v in p.items() if k != "methods"}
+            | {
+                "methods": {
+                    m: {k: v for k, v in s.items() if k != "rows"} for m, s in p["methods"].items()
+                }
+            }
+            for p in points[1:]
+        ],
+    }
+    return result
+
+
+def _build_seconds(point: dict[str, Any], method: str) -> float:
+    """Base build (shared stages) plus the method's own build, from the build that made it."""
+    first = point["base_build"]["first_build"]
+    base = first.get("seconds", 0.0)
+    stages = first.get("usage", {}).get("stages", {})
+    own = point["methods"][method]["build"].get("seconds") or 0.0
+    if f"build:{method}" in stages:
+        own = 0.0  # already counted in the first build
+    return float(base) + float(own)
+
+
+def scaling(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """Build time, peak memory and latency against corpus size, with growth exponents."""
+    ordered = sorted(points, key=lambda p: p["chunks"])
+    sizes = [p["chunks"] for p in ordered]
+    out: dict[str, Any] = {"chunks": sizes, "labels": [p["label"] for p in ordered], "methods": {}}
+    for method in ordered[0]["methods"]:
+        build = [_build_seconds(p, method) for p in ordered]
+        p50 = [p["methods"][method]["latency_ms"]["p50"] for p in ordered]
+        rss = [p["methods"][method]["peak_rss_mb"] for p in ordered]
+        out["methods"][method] = {
+            "build_seconds": build,
+            "latency_p50_ms": p50,
+            "peak_rss_mb": rss,
+            "exponent": {
+                "build_seconds": growth_exponent(sizes, build),
+                "latency_p50_ms": growth_exponent(sizes, p50),
+                "peak_rss_mb": growth_exponent(sizes, rss),
+            },
+        }
+    return out

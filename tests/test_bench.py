@@ -1,0 +1,114 @@
+"""Benchmark metrics on hand-made data, dataset helpers, and one small end-to-end run."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from hygraph.bench.data import load_dataset, subset, synthetic
+from hygraph.bench.metrics import (
+    answer_in_context,
+    growth_exponent,
+    normalize_answer,
+    percentile,
+    recall_at_k,
+)
+
+
+def test_recall_at_k_known_ranking():
+    ranked = ["p3", "p1", "p9", "p2"]
+    gold = ["p1", "p2"]
+    assert recall_at_k(ranked, gold, 1) == 0.0
+    assert recall_at_k(ranked, gold, 2) == 0.5
+    assert recall_at_k(ranked, gold, 4) == 1.0
+    assert recall_at_k(ranked, gold, 10) == 1.0
+    assert recall_at_k(ranked, [], 5) == 0.0
+    assert recall_at_k(["p1", "p1"], ["p1", "p2"], 2) == 0.5
+
+
+def test_answer_in_context_normalises_and_matches_whole_tokens():
+    context = "## Passages\n[1] The Publix chain had 35 stores in Georgia, opened in 1935."
+    assert answer_in_context(context, ["35"])
+    assert not answer_in_context("Founded in 1935.", ["35"])
+    assert answer_in_context("It is G. Stanley Hall's idea", ["G. Stanley Hall"])
+    assert answer_in_context("the Beatles played", ["The Beatles"])
+    assert not answer_in_context("anything", [""])
+    assert normalize_answer("The  Quick, brown fox!") == "quick brown fox"
+
+
+def test_percentile_and_growth_exponent():
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert math.isnan(percentile([], 50))
+    assert growth_exponent([100, 200, 400], [1.0, 2.0, 4.0]) == pytest.approx(1.0)
+    assert growth_exponent([100, 200, 400], [3.0, 12.0, 48.0]) == pytest.approx(2.0)
+    assert growth_exponent([100, 1000], [5.0, 5.0]) == pytest.approx(0.0)
+    assert math.isnan(growth_exponent([100], [1.0]))
+
+
+def _tiny_dataset(root, sample_path):
+    root.mkdir()
+    docs = []
+    for path in sorted(sample_path.glob("*.md")):
+        title, _, body = path.read_text().partition("\n")
+        docs.append({"id": path.name, "title": title.lstrip("# ").strip(), "text": body.strip()})
+    (root / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in docs) + "\n")
+    (root / "questions.jsonl").write_text((sample_path / "questions.jsonl").read_text())
+    return load_dataset(root)
+
+
+def test_subset_keeps_gold_and_synthetic_grows(tmp_path, sample_path):
+    data = _tiny_dataset(tmp_path / "tiny", sample_path)
+    assert data.n_documents == 12 and len(data.questions) == 10
+    half = subset(data, 0.5, tmp_path / "half")
+    gold = {s for q in data.questions for s in q.supporting_ids}
+    kept = {json.loads(x)["id"] for x in half.corpus_path.read_text().splitlines()}
+    assert gold <= kept
+    big = synthetic(data, 40, tmp_path / "big")
+    records = [json.loads(x) for x in big.corpus_path.read_text().splitlines()]
+    assert len(records) == 40 and len({r["id"] for r in records}) == 40
+    assert len(big.questions) == 10
+
+
+def test_bench_end_to_end_on_the_sample(tmp_path, sample_path, capsys):
+    """Two methods in their own processes over one shared index; reuse on the second run."""
+    from hygraph.cli import main
+
+    _tiny_dataset(tmp_path / "tiny", sample_path)
+    out = tmp_path / "result.json"
+    report = tmp_path / "report" / "bench.md"
+    args = [
+        "bench",
+        "--data",
+        str(tmp_path / "tiny"),
+        "--methods",
+        "vanilla,bm25",
+        "--k",
+        "1,3",
+        "--work",
+        str(tmp_path / "work"),
+        "--out",
+        str(out),
+        "--report",
+        str(report),
+    ]
+    assert main(args) == 0
+    result = json.loads(out.read_text())
+    main_run = result["main"]
+    assert main_run["documents"] == 12 and main_run["chunks"] == 12
+    vanilla = main_run["methods"]["vanilla"]
+    assert set(vanilla["recall"]) == {"1", "3"}
+    assert vanilla["recall"]["3"] >= vanilla["recall"]["1"] > 0
+    assert 0 <= vanilla["answer_in_context"] <= 100
+    assert vanilla["latency_ms"]["p50"] > 0 and vanilla["peak_rss_mb"] > 0
+    assert set(vanilla["recall_by_type"]) == {"1hop", "2hop", "3hop"}
+    assert main_run["base_build"]["reused"] is False
+    text = report.read_text()
+    assert "| vanilla |" in text and "| bm25 |" in text
+    capsys.readouterr()
+
+    assert main(args) == 0  # second run reuses the index
+    again = json.loads(out.read_text())
+    assert again["main"]["base_build"]["reused"] is True
+    assert again["main"]["methods"]["bm25"]["recall"] == main_run["methods"]["bm25"]["recall"]
