@@ -550,6 +550,19 @@ class GraphIndex:
             for cid, c in chunks.items()
         }
 
+    def chunk_evidence(self, ranked: Sequence[tuple[str, float]]) -> list[Evidence]:
+        """Evidence items for ranked ``(chunk id, score)`` pairs (missing chunks are skipped)."""
+        ids = [c for c, _ in ranked]
+        texts = self.chunk_texts(ids)
+        chunks = self.store.get_chunks(ids)
+        return [
+            Evidence(
+                "chunk", texts[c], float(score), (c,), id=c, metadata={"doc_id": chunks[c].doc_id}
+            )
+            for c, score in ranked
+            if c in texts
+        ]
+
     def search_chunks(self, question: str, k: int) -> list[VectorHit]:
         """Nearest chunks to a question by cosine similarity."""
         if not self.vectors.has_collection(CHUNK_COLLECTION):

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from hygraph.methods.base import Method, MethodConfig, register
 from hygraph.retrieval.context import Context
-from hygraph.retrieval.evidence import Evidence
 
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
@@ -119,11 +118,6 @@ class BM25(Method):
         ranked = [
             (chunk_ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0
         ]
-        texts = index.chunk_texts([c for c, _ in ranked])
-        chunks = index.store.get_chunks([c for c, _ in ranked])
-        items = [
-            Evidence("chunk", texts[c], s, (c,), id=c, metadata={"doc_id": chunks[c].doc_id})
-            for c, s in ranked
-        ]
+        items = index.chunk_evidence(ranked)
         context.add("Passages", items)
         return context

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from hygraph.methods.base import Method, MethodConfig, get_method, register
 from hygraph.retrieval.context import Context
-from hygraph.retrieval.evidence import Evidence
 
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
@@ -60,15 +59,7 @@ class Hybrid(Method):
             for rank, chunk_id in enumerate(ranking, start=1):
                 scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (self.config.rrf_k + rank)
         ranked = sorted(scores, key=lambda c: -scores[c])[:k]
-        texts = index.chunk_texts(ranked)
-        chunks = index.store.get_chunks(ranked)
-        items = [
-            Evidence(
-                "chunk", texts[c], scores[c], (c,), id=c, metadata={"doc_id": chunks[c].doc_id}
-            )
-            for c in ranked
-            if c in texts
-        ]
+        items = index.chunk_evidence([(c, scores[c]) for c in ranked])
         context = Context()
         context.add("Passages", items)
         return context

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from hygraph.methods.base import Method, MethodConfig, register
 from hygraph.retrieval.context import Context
-from hygraph.retrieval.evidence import Evidence
 
 if TYPE_CHECKING:
     from hygraph.index import GraphIndex
@@ -31,19 +30,7 @@ class Vanilla(Method):
     def retrieve(self, index: GraphIndex, question: str, top_k: int | None = None) -> Context:
         k = top_k or self.config.top_k
         hits = index.search_chunks(question, k)
-        texts = index.chunk_texts([h.id for h in hits])
-        items = [
-            Evidence(
-                "chunk",
-                texts[h.id],
-                h.score,
-                (h.id,),
-                id=h.id,
-                metadata={"doc_id": h.payload.get("doc_id")},
-            )
-            for h in hits
-            if h.id in texts
-        ]
+        items = index.chunk_evidence([(h.id, h.score) for h in hits])
         context = Context()
         context.add("Passages", items)
         return context
