@@ -211,8 +211,6 @@ def cmd_index(args: argparse.Namespace) -> int:
             raise HygraphError("nothing to do: give files or folders to index, or --method")
         methods = args.methods or (None if index.methods else list(DEFAULT_METHODS))
         report = index.insert(args.paths, methods=methods, max_bytes=args.max_bytes)
-        for source, reason in report.skipped:
-            print(f"hygraph: warning: skipped {source}: {reason}", file=sys.stderr)
         if args.json:
             _print_json({**report.to_dict(), "index": str(index.path), "methods": index.methods})
             return 0
@@ -249,9 +247,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     extractor = resolve_extractor(args.extractor, llm)
     if extractor is None:
         raise HygraphError("nothing to extract with --extractor none")
-    loaded = load_documents(args.paths)
-    for source, reason in loaded.skipped:
-        print(f"hygraph: warning: skipped {source}: {reason}", file=sys.stderr)
+    loaded = load_documents(args.paths)  # skips are logged as warnings
     chunker = Chunker(args.chunk_size, args.chunk_overlap)
     start = time.perf_counter()
     written = 0

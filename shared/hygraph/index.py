@@ -21,6 +21,7 @@ stopped and inserting the same documents again adds nothing.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import shutil
 import time
@@ -101,7 +102,7 @@ class QueryResult:
 
 
 def _progress(
-    iterable: Iterable, *, total: int, desc: str, enabled: bool | None, unit: str = "it"
+    iterable: Iterable, *, total: int | None, desc: str, enabled: bool | None, unit: str = "it"
 ) -> Iterable:
     """A tqdm bar on stderr; ``enabled=None`` shows it only on a terminal (clean CI logs)."""
     from tqdm.auto import tqdm
@@ -376,7 +377,7 @@ class GraphIndex:
         old version. Methods already in the index are kept up to date as well. With no
         sources, this only builds the requested methods over the existing chunks.
         """
-        from hygraph.ingest import Chunker, load_documents
+        from hygraph.ingest import Chunker, iter_documents
 
         for name in methods or ():
             get_method(name)  # fail fast on unknown names
@@ -385,20 +386,24 @@ class GraphIndex:
         report = InsertReport()
         sources = list(sources)
         paths = [s for s in sources if not isinstance(s, Document)]
-        docs = [s for s in sources if isinstance(s, Document)]
-        if paths:
-            with self.tracker.stage("load"):
-                loaded = load_documents(paths, max_bytes=max_bytes)
-            docs.extend(loaded.documents)
-            report.skipped.extend(loaded.skipped)
-        if sources and not docs:
-            raise InputError("no documents to index")
-        chunker = Chunker(self.manifest.chunk_size, self.manifest.chunk_overlap)
-        with self.tracker.stage("chunk"):
-            bar = _progress(
-                docs, total=len(docs), desc="chunking", enabled=self.progress, unit="doc"
+        given = [s for s in sources if isinstance(s, Document)]
+        # Documents stream from disk one at a time, so a large corpus is never all in memory.
+        docs = itertools.chain(
+            given,
+            iter_documents(
+                paths,
+                max_bytes=max_bytes,
+                on_skip=lambda src, why: report.skipped.append((src, why)),
             )
+            if paths
+            else (),
+        )
+        chunker = Chunker(self.manifest.chunk_size, self.manifest.chunk_overlap)
+        seen = 0
+        with self.tracker.stage("ingest"):
+            bar = _progress(docs, total=None, desc="ingesting", enabled=self.progress, unit="doc")
             for doc in bar:
+                seen += 1
                 if not doc.text.strip():
                     report.skipped.append((doc.source or doc.id, "empty document"))
                     continue
@@ -412,6 +417,12 @@ class GraphIndex:
                 else:
                     report.added.append(doc.id)
                 self.store.add_document(doc, chunker(doc))
+        if sources and not (report.added or report.replaced or report.unchanged):
+            shown = ", ".join(str(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
+            raise InputError(
+                f"no documents to index in {shown or 'the given documents'} "
+                f"({seen} read, {len(report.skipped)} skipped; see the warnings)"
+            )
         names = list(dict.fromkeys([*self.manifest.methods, *(methods or ())]))
         if not names:
             names = list(DEFAULT_METHODS)
