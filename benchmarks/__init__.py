@@ -1,1 +1,1 @@
-"""Benchmark scripts and the peer-system adapters (:mod:`benchmarks.peers`) for ``hygraph bench``."""
+"""Benchmark scripts, and the peer-system adapters for ``hygraph bench`` (:mod:`.peers`)."""

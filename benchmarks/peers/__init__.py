@@ -35,8 +35,8 @@ Adapters
     ``include_text=True`` brings back source chunks. Entities are embedded from
     ``str(EntityNode)`` (what LlamaIndex embeds) into a ``SimpleVectorStore``. Retrieval is
     the stock ``VectorContextRetriever`` (``path_depth=1``, ``include_text=True``,
-    ``limit=30``) with ``similarity_top_k = max(4, 2 * top_k)`` entities (LlamaIndex's 4
-    usually yields fewer than ``top_k`` chunks; ``similarity_top_k=None`` restores it).
+    ``limit=30``) with ``similarity_top_k = max(4, top_k + 3)`` entities (LlamaIndex's 4
+    often yields fewer than ``top_k`` chunks; ``similarity_top_k=None`` restores it).
     Rankings depend on ``PYTHONHASHSEED`` (the store keeps triplets in a set).
 
 ``langchain-graph`` (:mod:`.langchain_graph`, langchain-core + langchain-graph-retriever)

@@ -141,7 +141,9 @@ def build_accounting(index: GraphIndex, peer: str) -> Iterator[dict[str, float]]
     """
     stage = f"peer:{peer}"
     tracker = getattr(index, "tracker", None)
-    before = dataclasses.replace(tracker.stages[stage]) if tracker and stage in tracker.stages else None
+    before = (
+        dataclasses.replace(tracker.stages[stage]) if tracker and stage in tracker.stages else None
+    )
     stats: dict[str, float] = {}
     start = time.perf_counter()
     if tracker is None:
