@@ -121,6 +121,8 @@ def run_point(
     index_dir.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env["HYGRAPH_CACHE_DIR"] = str(index_dir) + ".cache"
+    # Some peers keep results in hash-ordered sets; a fixed seed makes runs repeatable.
+    env.setdefault("PYTHONHASHSEED", "0")
     core = [m for m in config.methods if m in available_methods()]
     peers = [m for m in config.methods if m not in core]
     _say(config, f"{label}: building the shared index at {index_dir}")
