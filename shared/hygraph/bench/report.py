@@ -89,8 +89,13 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
         f"extractor `{cfg['extractor']}`; context budget {cfg['budget']} tokens",
         f"- latency: retrieval only, no LLM; {cfg['query_cache']}",
         f"- shared index build (chunk, extract, embed, vanilla + bm25): "
-        f"{_fmt(first.get('seconds'))} s, peak {base['peak_rss_mb']} MB, "
-        f"{_mb(base['index_bytes'])} MB on disk"
+        f"{_fmt(first.get('seconds'))} s, peak "
+        + (
+            "not measured (index built before peak tracking), "
+            if base.get("peak_rss_measured_on_reuse")
+            else f"{base['peak_rss_mb']} MB, "
+        )
+        + f"{_mb(base['index_bytes'])} MB on disk"
         + (
             " (reused from an earlier run; cost of the build that made it)"
             if base["reused"]
