@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -158,8 +157,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _llm_from_args(args: argparse.Namespace) -> Any:
-    if getattr(args, "llm_base_url", None):
-        os.environ["OPENAI_BASE_URL"] = args.llm_base_url
+    """The LLM the options name: a model name, or a client when a base URL is given."""
+    base_url = getattr(args, "llm_base_url", None)
+    if base_url:
+        from hygraph.models.llm import OpenAILLM
+
+        return OpenAILLM(getattr(args, "llm", None), base_url=base_url)
     return getattr(args, "llm", None)
 
 
@@ -243,7 +246,9 @@ def cmd_extract(args: argparse.Namespace) -> int:
     if not args.extractor.startswith(("offline", "precomputed", "none")):
         from hygraph.models.llm import OpenAILLM
 
-        llm = OpenAILLM(_llm_from_args(args))
+        llm = _llm_from_args(args)
+        if llm is None or isinstance(llm, str):
+            llm = OpenAILLM(llm)
     extractor = resolve_extractor(args.extractor, llm)
     if extractor is None:
         raise HygraphError("nothing to extract with --extractor none")

@@ -427,8 +427,8 @@ class GraphIndex:
         if not names:
             names = list(DEFAULT_METHODS)
         report.chunks_extracted = self._extract_pending_chunks()
-        if self.extractor is not None:
-            report.extraction = self.extractor.stats.to_dict()
+        if self._extractor:
+            report.extraction = self._extractor.stats.to_dict()
         report.chunks_embedded = self._embed_pending_chunks()
         for name in names:
             self._build_method(name)
@@ -454,17 +454,19 @@ class GraphIndex:
         transaction. Chunks the extractor could not process (an LLM that kept
         failing) stay pending and are retried by the next build.
         """
+        if self.manifest.extractor == "none" and self._extractor_obj is None:
+            return 0
+        task = "extract"
+        done = self.store.done_items(task)
+        pending = [c for c in self.store.chunk_ids() if c not in done]
+        if not pending:
+            return 0  # nothing to do: no need to resolve the extractor (or its LLM)
         extractor = self.extractor
         if extractor is None:
             return 0
         from hygraph.extract.schema import ChunkInput
         from hygraph.graph.entity_graph import EntityGraphBuilder
 
-        task = "extract"
-        done = self.store.done_items(task)
-        pending = [c for c in self.store.chunk_ids() if c not in done]
-        if not pending:
-            return 0
         builder = EntityGraphBuilder(self.store, llm=self.llm)
         extracted = 0
         with self.tracker.stage("extract"):

@@ -453,20 +453,20 @@ class GraphStore:
         return out
 
     def iter_edges(self, kind: str | None = None, batch_size: int = 5000) -> Iterator[Edge]:
-        """All edges (optionally of one kind), read in batches."""
-        where, params = ("WHERE kind = ?", [kind]) if kind is not None else ("", [])
-        offset = 0
+        """All edges (optionally of one kind), read in key order in batches (keyset paging)."""
+        kind_filter, params = (" AND kind = ?", [kind]) if kind is not None else ("", [])
+        last = ("", "", "")
         while True:
             rows = self._query(
-                f"SELECT src, dst, kind, weight, data FROM edges {where}"
-                " ORDER BY src, dst, kind LIMIT ? OFFSET ?",
-                [*params, batch_size, offset],
+                "SELECT src, dst, kind, weight, data FROM edges WHERE (src, dst, kind) > (?, ?, ?)"
+                f"{kind_filter} ORDER BY src, dst, kind LIMIT ?",
+                [*last, *params, batch_size],
             )
             if not rows:
                 return
             for s, d, k, w, data in rows:
                 yield Edge(s, d, k, w, _loads(data))
-            offset += len(rows)
+            last = rows[-1][:3]
 
     def edges_of(self, node_id: str, kind: str | None = None) -> list[Edge]:
         """Edges leaving or entering ``node_id`` (optionally of one kind)."""
