@@ -30,14 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hygraph.errors import ConfigError, HygraphError, IndexMismatchError, InputError
 from hygraph.graph.store import DeleteResult, GraphStore
 from hygraph.ingest.documents import Document
 from hygraph.manifest import MANIFEST_NAME, Manifest
-from hygraph.methods.base import Method, get_method
+from hygraph.methods.base import Method, get_method, parse_method_spec
 from hygraph.models.base import LLM, Embedder
 from hygraph.models.cache import DiskCache
-from hygraph.retrieval.evidence import Evidence, ranked_chunk_ids
+from hygraph.retrieval.evidence import Evidence
 from hygraph.usage import StageUsage, UsageTracker
 from hygraph.vectors import VectorHit, VectorIndex, open_vector_index
 
@@ -350,11 +352,19 @@ class GraphIndex:
     # -- methods ------------------------------------------------------------------------
 
     def method(self, name: str, config: dict[str, Any] | None = None) -> Method:
-        """The method instance for ``name``, configured as it was built (or with ``config``)."""
+        """The method instance for ``name``, configured as it was built (or with ``config``).
+
+        ``name`` may carry options, ``"hypergraph:chunk_retrieval=false"``: they
+        override the built configuration for retrieval (see
+        :func:`~hygraph.methods.base.parse_method_spec`).
+        """
         if config is not None:
-            self._methods[name] = get_method(name)(config)
+            base, options = parse_method_spec(name)
+            self._methods[name] = get_method(base)({**config, **options})
         elif name not in self._methods:
-            self._methods[name] = get_method(name)(self.manifest.methods.get(name))
+            base, options = parse_method_spec(name)
+            built = self.manifest.methods.get(base) or {}
+            self._methods[name] = get_method(base)({**built, **options})
         return self._methods[name]
 
     @property
@@ -379,8 +389,12 @@ class GraphIndex:
         """
         from hygraph.ingest import Chunker, iter_documents
 
-        for name in methods or ():
-            get_method(name)  # fail fast on unknown names
+        # "name:key=value" sets a new method's options (unknown names fail fast here).
+        requested = [parse_method_spec(m) for m in methods or ()]
+        for base, options in requested:
+            if base not in self.manifest.methods and options:
+                self._methods.pop(base, None)
+                self.manifest.methods[base] = get_method(base)(options).config.to_dict()
         start = time.perf_counter()
         self.tracker.reset()
         report = InsertReport()
@@ -423,7 +437,7 @@ class GraphIndex:
                 f"no documents to index in {shown or 'the given documents'} "
                 f"({seen} read, {len(report.skipped)} skipped; see the warnings)"
             )
-        names = list(dict.fromkeys([*self.manifest.methods, *(methods or ())]))
+        names = list(dict.fromkeys([*self.manifest.methods, *(b for b, _ in requested)]))
         if not names:
             names = list(DEFAULT_METHODS)
         report.chunks_extracted = self._extract_pending_chunks()
@@ -576,12 +590,39 @@ class GraphIndex:
             if c in texts
         ]
 
-    def search_chunks(self, question: str, k: int) -> list[VectorHit]:
-        """Nearest chunks to a question by cosine similarity."""
-        if not self.vectors.has_collection(CHUNK_COLLECTION):
+    def search_chunks(self, question: str | np.ndarray, k: int) -> list[VectorHit]:
+        """Nearest chunks to a question (text or query vector) by cosine similarity."""
+        return self.search_vectors(CHUNK_COLLECTION, question, k)
+
+    def search_vectors(self, collection: str, query: str | np.ndarray, k: int) -> list[VectorHit]:
+        """Nearest points of ``collection`` to a question (text or query vector)."""
+        if k <= 0 or not self.vectors.has_collection(collection):
             return []
         self._check_dim()
-        return self.vectors.search(CHUNK_COLLECTION, self.embedder.embed_query(question), k)
+        vector = self.embedder.embed_query(query) if isinstance(query, str) else query
+        return self.vectors.search(collection, vector, k)
+
+    def upsert_vectors(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        payloads: Sequence[dict[str, Any]],
+    ) -> None:
+        """Embed ``texts`` and store them under graph ``ids`` in ``collection`` (idempotent)."""
+        if not ids:
+            return
+        self._check_dim()
+        self.vectors.ensure_collection(collection, int(self.manifest.dim or 0))
+        for start in range(0, len(ids), EMBED_BATCH):
+            end = start + EMBED_BATCH
+            vectors = self.embedder.embed(list(texts[start:end]))
+            self.vectors.upsert(collection, ids[start:end], vectors, payloads[start:end])
+
+    def delete_vectors(self, collection: str, ids: Sequence[str]) -> None:
+        """Drop points of ``collection`` by graph id (a missing collection is fine)."""
+        if ids and self.vectors.has_collection(collection):
+            self.vectors.delete(collection, list(ids))
 
     def retrieve(
         self,
@@ -606,12 +647,12 @@ class GraphIndex:
         """Retrieve with ``method``; with ``answer=True`` also ask the LLM to answer."""
         if not question or not question.strip():
             raise InputError("the question is empty")
-        if method not in self.manifest.methods:
-            get_method(method)  # unknown name → UnknownMethodError
+        base, _ = parse_method_spec(method)  # unknown name or option → a clear error
+        if base not in self.manifest.methods:
             built = ", ".join(self.manifest.methods) or "none"
             raise ConfigError(
-                f"method {method!r} is not built in index {self.path} (built: {built}); "
-                f"add it with: hygraph index --index {self.path} --method {method}"
+                f"method {base!r} is not built in index {self.path} (built: {built}); "
+                f"add it with: hygraph index --index {self.path} --method {base}"
             )
         before = self._stage_snapshot("query")
         start = time.perf_counter()
@@ -620,7 +661,7 @@ class GraphIndex:
         retrieve_seconds = time.perf_counter() - start
         rendered = context.render(budget)
         items = context.items
-        chunk_ids = ranked_chunk_ids(items)
+        chunk_ids = context.chunk_ranking()
         chunks = self.store.get_chunks(chunk_ids)
         passages = list(dict.fromkeys(chunks[c].doc_id for c in chunk_ids if c in chunks))
         result = QueryResult(
@@ -640,12 +681,13 @@ class GraphIndex:
                     "answering needs an LLM: pass llm=... (or --llm MODEL), or set OPENAI_MODEL "
                     "(and OPENAI_BASE_URL for a local server)"
                 )
-            from hygraph.prompts.answer import answer_messages
-
+            chosen = self.method(method)
             t0 = time.perf_counter()
             with self.tracker.stage("query"):
-                response = llm.complete(answer_messages(question, rendered.text), temperature=0)
-            result.answer = response.text.strip()
+                response = llm.complete(
+                    chosen.answer_messages(question, rendered.text), temperature=0
+                )
+            result.answer = chosen.parse_answer(response.text)
             answer_seconds = time.perf_counter() - t0
         after = self._stage_snapshot("query")
         result.usage = {

@@ -123,7 +123,7 @@ def run_point(
     env["HYGRAPH_CACHE_DIR"] = str(index_dir) + ".cache"
     # Some peers keep results in hash-ordered sets; a fixed seed makes runs repeatable.
     env.setdefault("PYTHONHASHSEED", "0")
-    core = [m for m in config.methods if m in available_methods()]
+    core = [m for m in config.methods if m.partition(":")[0] in available_methods()]
     peers = [m for m in config.methods if m not in core]
     _say(config, f"{label}: building the shared index at {index_dir}")
     base = _run_task(

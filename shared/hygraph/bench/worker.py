@@ -102,11 +102,12 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
     else:
         start = time.perf_counter()
         report = index.insert(methods=[name])
-        usage = _method_build_usage(index, name, report)
+        base = name.partition(":")[0]
+        usage = _method_build_usage(index, base, report)
         build_stats = {
             "seconds": usage["seconds"] if usage else 0.0,
             "usage": usage,
-            "built_now": usage is not None and f"build:{name}" in report.usage.get("stages", {}),
+            "built_now": usage is not None and f"build:{base}" in report.usage.get("stages", {}),
         }
 
         def run_one(text: str) -> tuple[list[str], str, int]:
@@ -136,14 +137,17 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
                 "latency_ms": round(latency * 1000, 3),
             }
         )
-    method_dir = Path(spec["index"]) / name
+    method_bytes = _dir_bytes(Path(spec["index"]) / name.partition(":")[0])
+    if not spec.get("peer"):
+        for collection in index.method(name).collections:  # embedded Qdrant folders
+            method_bytes += _dir_bytes(Path(spec["index"]) / "qdrant" / collection)
     result = {
         "method": name,
         "peer": bool(spec.get("peer")),
         "build": build_stats,
         "rows": rows,
         "peak_rss_mb": round(_peak_rss_mb(), 1),
-        "method_bytes": _dir_bytes(method_dir),
+        "method_bytes": method_bytes,
     }
     index.close()
     return result

@@ -8,6 +8,9 @@
 - ``llm`` (alias ``llm-unified``): one LLM call per chunk fills the whole schema;
   ``llm:glean=N`` adds N gleaning passes;
 - ``llm-twostep``: named-entity recognition, then OpenIE triples (HippoRAG/HyGRAG);
+- ``llm-nary``: HyperGraphRAG's delimited n-ary records (knowledge segments with their
+  scored entities), with 2 gleaning passes by default; ``llm-nary:glean=N`` sets them
+  (0 = one call per chunk);
 - ``precomputed:FILE``: HippoRAG-style OpenIE records (``{"id", "entities", "triples"}``);
 - ``none``: no extraction (chunks and vectors only).
 """
@@ -70,6 +73,17 @@ def _options(text: str) -> dict[str, str]:
     return out
 
 
+def _gleaning(value: str) -> int:
+    """A ``glean=N`` option as a count of passes (a whole number, 0 or more)."""
+    try:
+        passes = int(value)
+    except ValueError:
+        raise ConfigError(f"glean must be a whole number, got {value!r}") from None
+    if passes < 0:
+        raise ConfigError(f"glean must be 0 or more, got {passes}")
+    return passes
+
+
 def resolve_extractor(spec: str | Any | None, llm: LLM | None = None) -> Any:
     """An extractor for ``spec`` (see module docs); ``None`` for ``"none"``."""
     if spec is None:
@@ -95,7 +109,7 @@ def resolve_extractor(spec: str | Any | None, llm: LLM | None = None) -> Any:
         from hygraph.extract.precomputed import PrecomputedExtractor
 
         return PrecomputedExtractor(rest)
-    if kind in ("llm", "llm-unified", "llm-twostep"):
+    if kind in ("llm", "llm-unified", "llm-twostep", "llm-nary"):
         if llm is None:
             raise ConfigError(
                 f"extractor {spec!r} needs an LLM: pass llm=... (or --llm MODEL), or set "
@@ -108,10 +122,18 @@ def resolve_extractor(spec: str | Any | None, llm: LLM | None = None) -> Any:
             if options:
                 raise ConfigError("llm-twostep takes no options")
             return TwoStepLLMExtractor(llm)
-        gleaning = int(options.pop("glean", "0"))
+        if kind == "llm-nary":
+            from hygraph.extract.hyper import NaryLLMExtractor
+
+            gleaning = _gleaning(options.pop("glean", "2"))
+            if options:
+                raise ConfigError(f"unknown llm-nary extractor options: {', '.join(options)}")
+            return NaryLLMExtractor(llm, gleaning=gleaning)
+        gleaning = _gleaning(options.pop("glean", "0"))
         if options:
             raise ConfigError(f"unknown llm extractor options: {', '.join(options)}")
         return UnifiedLLMExtractor(llm, gleaning=gleaning)
     raise ConfigError(
-        f"unknown extractor {spec!r}: use offline, llm, llm-twostep, precomputed:FILE or none"
+        f"unknown extractor {spec!r}: use offline, llm, llm-twostep, llm-nary, "
+        "precomputed:FILE or none"
     )

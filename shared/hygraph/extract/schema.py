@@ -66,9 +66,19 @@ class Relation:
 
 @dataclass
 class Fact:
+    """An n-ary statement and its member entities (a HyperGraphRAG hyperedge).
+
+    ``member_scores`` and ``member_descriptions`` optionally hold what the extractor
+    said about a member *under this fact* (HyperGraphRAG lists each fact's entities
+    with their own importance and description); keys are member names as in
+    ``entities``. Sources without per-fact detail leave them empty.
+    """
+
     text: str
     entities: list[str] = field(default_factory=list)
     score: float = DEFAULT_FACT_SCORE
+    member_scores: dict[str, float] = field(default_factory=dict)
+    member_descriptions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -168,7 +178,21 @@ class Extraction:
                 continue
             seen_fact.add(text)
             members = list(dict.fromkeys(display_name(m) for m in f.entities if add(m)))
-            facts.append(Fact(text, members, _clamp(f.score, FACT_SCORE_RANGE)))
+            scores = {
+                display_name(m): _clamp(v, ENTITY_SCORE_RANGE) for m, v in f.member_scores.items()
+            }
+            descriptions = {
+                display_name(m): d.strip() for m, d in f.member_descriptions.items() if d.strip()
+            }
+            facts.append(
+                Fact(
+                    text,
+                    members,
+                    _clamp(f.score, FACT_SCORE_RANGE),
+                    {m: v for m, v in scores.items() if m in members},
+                    {m: d for m, d in descriptions.items() if m in members},
+                )
+            )
         units = list(dict.fromkeys(" ".join(u.text.split()) for u in self.units))
         return Extraction(
             chunk_id=self.chunk_id,

@@ -434,6 +434,39 @@ class GraphStore:
             for node_id, kind, name, text, data in rows
         }
 
+    def provenance_of_kind(self, kind: str) -> list[tuple[str, str]]:
+        """``(node id, chunk id)`` for every node of ``kind`` and chunk it came from."""
+        return [
+            (r[0], r[1])
+            for r in self._query(
+                "SELECT ns.node_id, ns.chunk_id FROM node_sources ns JOIN nodes n"
+                " ON n.id = ns.node_id WHERE n.kind = ?",
+                (kind,),
+            )
+        ]
+
+    def edge_rows(self, kinds: Sequence[str]) -> list[tuple[str, str, float]]:
+        """``(src, dst, weight)`` of every edge of the given kinds (no payloads: fast)."""
+        kinds = list(kinds)
+        return [
+            (r[0], r[1], float(r[2]))
+            for r in self._query(
+                f"SELECT src, dst, weight FROM edges WHERE kind IN ({','.join('?' * len(kinds))})",
+                kinds,
+            )
+        ]
+
+    def chunk_id_set(self) -> set[str]:
+        return set(self.chunk_ids())
+
+    def version(self) -> tuple[int, int, int]:
+        """A cheap fingerprint of the graph's size (changes whenever nodes or edges do)."""
+        row = self._query(
+            "SELECT (SELECT COUNT(*) FROM nodes), (SELECT COUNT(*) FROM edges),"
+            " (SELECT COUNT(*) FROM node_sources)"
+        )[0]
+        return int(row[0]), int(row[1]), int(row[2])
+
     def nodes_of_kind(self, kind: str) -> list[Node]:
         ids = [r[0] for r in self._query("SELECT id FROM nodes WHERE kind = ?", (kind,))]
         found = self.get_nodes(ids)
@@ -470,11 +503,15 @@ class GraphStore:
 
     def edges_of(self, node_id: str, kind: str | None = None) -> list[Edge]:
         """Edges leaving or entering ``node_id`` (optionally of one kind)."""
-        sql = "SELECT src, dst, kind, weight, data FROM edges WHERE (src = ? OR dst = ?)"
-        params: list[Any] = [node_id, node_id]
-        if kind is not None:
-            sql += " AND kind = ?"
-            params.append(kind)
+        # Two indexed lookups (primary key by src, edges_dst by dst): an OR would scan,
+        # and "+kind" keeps the planner off the far less selective kind index.
+        kind_filter, extra = (" AND +kind = ?", [kind]) if kind is not None else ("", [])
+        sql = (
+            f"SELECT src, dst, kind, weight, data FROM edges WHERE src = ?{kind_filter}"
+            f" UNION ALL SELECT src, dst, kind, weight, data FROM edges WHERE dst = ?"
+            f" AND src != ?{kind_filter}"
+        )
+        params: list[Any] = [node_id, *extra, node_id, node_id, *extra]
         return [Edge(s, d, k, w, _loads(data)) for s, d, k, w, data in self._query(sql, params)]
 
     # -- extractions -------------------------------------------------------------------

@@ -22,6 +22,7 @@ from hygraph.retrieval.context import Context
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
     from hygraph.index import GraphIndex
+    from hygraph.models.base import Message
 
 
 @dataclass
@@ -46,12 +47,57 @@ class MethodConfig:
         return cls(**values)
 
 
+def _coerce(name: str, raw: str, default: Any) -> Any:
+    if isinstance(default, bool):
+        lowered = raw.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"option {name} takes true or false, not {raw!r}")
+    try:
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+    except ValueError:
+        raise ConfigError(f"option {name} takes a number, not {raw!r}") from None
+    return raw
+
+
+def parse_method_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``"name:key=value,key=value"`` into the method name and its typed options.
+
+    Options set fields of the method's ``Config`` (values are converted to the
+    field's type), so a variant or an ablation is named on the command line, in a
+    benchmark or from Python without code: ``hypergraph:chunk_retrieval=false``.
+    """
+    name, _, rest = spec.partition(":")
+    cls = get_method(name.strip())
+    defaults = cls.Config()
+    known = {f.name for f in fields(cls.Config)}
+    options: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, sep, raw = part.partition("=")
+        key = key.strip()
+        if not sep:
+            raise ConfigError(f"method option {part!r} must look like name=value")
+        if key not in known:
+            raise ConfigError(
+                f"unknown option {key!r} for method {cls.name}; known: {', '.join(sorted(known))}"
+            )
+        options[key] = _coerce(key, raw.strip(), getattr(defaults, key))
+    return cls.name, options
+
+
 class Method:
     """Base class of retrieval methods."""
 
     name: ClassVar[str]
     Config: ClassVar[type[MethodConfig]] = MethodConfig
     description: ClassVar[str] = ""
+    #: Vector collections the method adds to the index (beyond the shared chunks).
+    collections: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: MethodConfig | dict[str, Any] | None = None):
         if config is None or isinstance(config, dict):
@@ -66,6 +112,16 @@ class Method:
 
     def retrieve(self, index: GraphIndex, question: str, top_k: int | None = None) -> Context:
         raise NotImplementedError
+
+    def answer_messages(self, question: str, context: str) -> list[Message]:
+        """The prompt that answers ``question`` from the rendered context (overridable)."""
+        from hygraph.prompts.answer import answer_messages
+
+        return answer_messages(question, context)
+
+    def parse_answer(self, text: str) -> str:
+        """The answer in the model's reply to :meth:`answer_messages`."""
+        return text.strip()
 
 
 _REGISTRY: dict[str, type[Method]] = {}
@@ -95,4 +151,4 @@ def get_method(name: str) -> type[Method]:
 
 def _load_builtin() -> None:
     # Importing the modules runs their @register decorators.
-    from hygraph.methods import bm25, hybrid, vanilla  # noqa: F401
+    from hygraph.methods import bm25, hybrid, hypergraph, vanilla  # noqa: F401

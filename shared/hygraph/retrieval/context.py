@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hygraph.ingest.tokenizer import Tokenizer, default_tokenizer
-from hygraph.retrieval.evidence import Evidence
+from hygraph.retrieval.evidence import Evidence, ranked_chunk_ids
 
 #: An item is cut rather than dropped only if at least this many tokens fit.
 MIN_TRUNCATED_TOKENS = 24
@@ -39,9 +39,15 @@ class RenderedContext:
 
 @dataclass
 class Context:
-    """Ordered sections of evidence."""
+    """Ordered sections of evidence.
+
+    ``ranking`` is the method's own order of the chunks it found, most relevant
+    first (what passage-level evaluation and citations read). When a method leaves
+    it unset, chunks rank in the order the evidence cites them, section by section.
+    """
 
     sections: list[Section] = field(default_factory=list)
+    ranking: list[str] | None = None
 
     def add(self, title: str, items: list[Evidence], budget: int | None = None) -> Section:
         section = Section(title, list(items), budget)
@@ -52,6 +58,12 @@ class Context:
     def items(self) -> list[Evidence]:
         """All evidence, section by section, in rank order."""
         return [item for section in self.sections for item in section.items]
+
+    def chunk_ranking(self) -> list[str]:
+        """Chunk ids, most relevant first (``ranking`` when the method set one)."""
+        if self.ranking is not None:
+            return list(dict.fromkeys(self.ranking))
+        return ranked_chunk_ids(self.items)
 
     def render(self, budget: int = 2000, tokenizer: Tokenizer | None = None) -> RenderedContext:
         """Render sections as Markdown-ish text using at most ``budget`` tokens."""
