@@ -542,3 +542,38 @@ def test_parser_builds_schema_entities() -> None:
     # the parser builds schema Entities (one per mention), which normalised() merges
     out, _ = parse_nary_records(WORKED, "c")
     assert all(isinstance(e, Entity) for e in out.entities)
+
+
+# --------------------------------------------------------------------------- into an index
+
+
+def test_nary_extraction_builds_the_hypergraph_with_llm_scores(tmp_path, minilm) -> None:
+    """End to end: the scripted LLM extracts two facts, the hypergraph layer keeps its scores
+    and the retrieval multiplies them in (the index's extractor is an LLM one)."""
+    from hygraph.graph.hypergraph import INCIDENCE_EDGE, fact_node_id
+    from hygraph.index import GraphIndex
+    from hygraph.ingest.documents import Document
+
+    llm = ScriptedLLM([TWO_FACTS, '{"entities": ["Ilse Marrow"]}'])
+    nary = NaryLLMExtractor(llm, gleaning=0, baseline=SilentBaseline())
+    index = GraphIndex(tmp_path / "idx", extractor=nary, llm=llm, progress=False)
+    text = (
+        "The Tovan Orchestra premiered Ilse Marrow's Second Symphony in Kellbury in 1974. "
+        "In 1980 Marrow conducted the orchestra on its tour of Ardenne."
+    )
+    index.insert([Document("marrow", text)], methods=["hypergraph"])
+    assert index.manifest.extractor.startswith("llm-nary:")
+    premiere = fact_node_id(
+        "The Tovan Orchestra premiered Ilse Marrow's Second Symphony in Kellbury in 1974."
+    )
+    facts = index.store.nodes_of_kind("fact")
+    assert {f.data["score"] for f in facts} == {8.0, 7.0}
+    edge = index.store.get_edges([(premiere, "ent:ilse marrow", INCIDENCE_EDGE)])
+    assert next(iter(edge.values())).weight == 85.0  # the member's score under this fact
+    assert index.store.get_nodes(["ent:ilse marrow"])["ent:ilse marrow"].data["score"] == 95.0
+    result = index.query("Who premiered the Second Symphony by Ilse Marrow?", "hypergraph")
+    assert index.method("hypergraph")._use_scores(index)
+    statements = {i.metadata["statement"] for i in result.items if i.kind == "fact"}
+    assert len(statements) == 2  # the entity Ilse Marrow brings both of her facts
+    assert not llm.replies  # one extraction call and one question-entity call
+    index.close()

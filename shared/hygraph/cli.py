@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         dest="methods",
         metavar="NAME",
-        help="methods to run (default: vanilla and bm25)",
+        help="methods to run (default: vanilla, bm25 and hypergraph-bridge)",
     )
     p.add_argument("--top-k", type=int, default=3, help="passages per question (default 3)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -401,7 +401,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     return run_demo(
         index_dir=Path(args.index) if args.index else None,
-        methods=args.methods or ["vanilla", "bm25"],
+        methods=args.methods or None,
         top_k=args.top_k,
         as_json=args.json,
     )

@@ -594,13 +594,25 @@ class GraphIndex:
         """Nearest chunks to a question (text or query vector) by cosine similarity."""
         return self.search_vectors(CHUNK_COLLECTION, question, k)
 
-    def search_vectors(self, collection: str, query: str | np.ndarray, k: int) -> list[VectorHit]:
-        """Nearest points of ``collection`` to a question (text or query vector)."""
-        if k <= 0 or not self.vectors.has_collection(collection):
+    def search_vectors(
+        self,
+        collection: str,
+        query: str | np.ndarray,
+        k: int,
+        *,
+        ids: Sequence[str] | None = None,
+    ) -> list[VectorHit]:
+        """Nearest points of ``collection`` to a question (text or query vector).
+
+        ``ids`` restricts the search to those graph ids (it scores stored vectors
+        against the query without embedding their texts again).
+        """
+        if k <= 0 or not self.vectors.has_collection(collection) or ids == []:
             return []
         self._check_dim()
         vector = self.embedder.embed_query(query) if isinstance(query, str) else query
-        return self.vectors.search(collection, vector, k)
+        where = {"id": list(ids)} if ids is not None else None
+        return self.vectors.search(collection, vector, k, where=where)
 
     def upsert_vectors(
         self,
@@ -715,10 +727,21 @@ class GraphIndex:
             "path": str(self.path),
             "manifest": self.manifest.to_dict(),
             "counts": counts,
-            "vectors": {CHUNK_COLLECTION: self.vectors.count(CHUNK_COLLECTION)},
+            "vectors": {
+                name: self.vectors.count(name)
+                for name in self._collections()
+                if self.vectors.has_collection(name)
+            },
             "disk_bytes": size,
             "last_build": self.manifest.builds[-1] if self.manifest.builds else None,
         }
+
+    def _collections(self) -> list[str]:
+        """The shared chunk collection and those of the built methods."""
+        names = [CHUNK_COLLECTION]
+        for method in self.manifest.methods:
+            names.extend(get_method(method).collections)
+        return list(dict.fromkeys(names))
 
     def close(self) -> None:
         self.vectors.close()

@@ -60,6 +60,8 @@ def canonical_spec(spec: str) -> str:
         return "precomputed:" + str(Path(spec.split(":", 1)[1]).expanduser().resolve())
     if spec == "llm-unified":
         return "llm"
+    if spec in ("llm-nary:glean=2", "llm-nary:"):
+        return "llm-nary"  # 2 passes is its default
     return spec
 
 

@@ -99,6 +99,9 @@ class HypergraphConfig(MethodConfig):
     bridge_facts: int = 5  # bridge: how many top facts lend their entities as bridges
     bridge_fanout: int = 100  # bridge: skip bridge entities with more facts than this (hubs)
     bridge_depth: int = 50  # bridge: depth of the dense chunk ranking that is fused
+    bridge_hops: int = 1  # bridge: how many bridge steps (2 follows bridges of bridges)
+    rrf_k: int = 60  # bridge: reciprocal-rank constant (60: Cormack et al. 2009)
+    fusion_weights: str = "1+1+1"  # bridge: weights of the dense, fact and bridge rankings
     walk_damping: float = 0.5  # walk: probability of following an edge (HippoRAG's value)
     walk_chunk_seed: float = 0.05  # walk: weight of dense chunk seeds (HippoRAG 2's factor)
     walk_mentions: bool = True  # walk: also link chunks to the entities they mention
@@ -121,6 +124,12 @@ class HypergraphConfig(MethodConfig):
             raise ConfigError("passage_rank must be context, walk or bridge")
         if self.embed_style not in ("paper", "reference"):
             raise ConfigError("embed_style must be paper or reference")
+        try:
+            weights = [float(w) for w in self.fusion_weights.split("+")]
+        except ValueError:
+            weights = []
+        if len(weights) != 3 or min(weights) < 0:
+            raise ConfigError("fusion_weights takes three non-negative numbers, like 1+1+1")
         unknown = set(self.section_order) - set(SECTION_TITLES)
         if unknown:
             raise ConfigError(f"unknown section(s) {', '.join(sorted(unknown))}")
@@ -276,40 +285,45 @@ class Hypergraph(Method):
         return names or [question]
 
     def _entity_hits(self, index: GraphIndex, names: list[str], use: bool) -> list[_Scored]:
+        """Entity retrieval R_V (spec §4.2): one vector for the joined question entities."""
         cfg = self.config
-        hits = index.search_vectors(
-            ENTITY_COLLECTION, ", ".join(names), cfg.entity_top_k * cfg.candidates
-        )
-        nodes = index.store.get_nodes(h.id for h in hits)
-        scored = (
-            (h.id, h.score, float(nodes[h.id].data.get("score", FULL_ENTITY_SCORE)))
-            for h in hits
-            if h.id in nodes
-        )
-        return select(
-            scored,
-            full=FULL_ENTITY_SCORE,
-            threshold=cfg.entity_threshold,
-            k=cfg.entity_top_k,
-            threshold_on=cfg.threshold_on,
-            use_scores=use,
-        )
+        return self._search(
+            index, ENTITY_COLLECTION, ", ".join(names), cfg.entity_top_k,
+            cfg.entity_threshold, FULL_ENTITY_SCORE, use,
+        )  # fmt: skip
 
     def _fact_hits(self, index: GraphIndex, query: Any, use: bool) -> list[_Scored]:
+        """Hyperedge retrieval R_H (spec §4.3): the question's own vector."""
         cfg = self.config
-        hits = index.search_vectors(FACT_COLLECTION, query, cfg.fact_top_k * cfg.candidates)
+        return self._search(
+            index, FACT_COLLECTION, query, cfg.fact_top_k, cfg.fact_threshold,
+            FULL_FACT_SCORE, use,
+        )  # fmt: skip
+
+    def _search(
+        self,
+        index: GraphIndex,
+        collection: str,
+        query: Any,
+        k: int,
+        threshold: float,
+        full: float,
+        use: bool,
+    ) -> list[_Scored]:
+        """A candidate pool by cosine, re-ranked and thresholded by :func:`select`."""
+        hits = index.search_vectors(collection, query, k * self.config.candidates)
         nodes = index.store.get_nodes(h.id for h in hits)
         scored = (
-            (h.id, h.score, float(nodes[h.id].data.get("score", FULL_FACT_SCORE)))
+            (h.id, h.score, float(nodes[h.id].data.get("score", full)))
             for h in hits
             if h.id in nodes
         )
         return select(
             scored,
-            full=FULL_FACT_SCORE,
-            threshold=cfg.fact_threshold,
-            k=cfg.fact_top_k,
-            threshold_on=cfg.threshold_on,
+            full=full,
+            threshold=threshold,
+            k=k,
+            threshold_on=self.config.threshold_on,
             use_scores=use,
         )
 
@@ -451,47 +465,62 @@ class Hypergraph(Method):
         scored by cosine to the question, and chunks rank by reciprocal-rank fusion
         of the dense ranking, the retrieved facts' chunks and the bridge facts' chunks.
         """
-        import numpy as np
-
         cfg = self.config
         dense = index.search_chunks(query, cfg.bridge_depth)
         asked = question.casefold()
-        top = list(fact_hits[: cfg.bridge_facts])
         seen = {h.id for h in fact_hits}
-        bridges: list[str] = []
-        for hit in top:
-            for eid in graph.entities_of(hit.id):
-                if eid not in bridges:
-                    bridges.append(eid)
-        names = index.store.get_nodes(bridges)
-        candidates: dict[str, float] = {}
-        for eid in bridges:
-            node = names.get(eid)
-            if node is None or (node.name or "").casefold() in asked:
-                continue
-            facts = graph.hyperedges_of(eid)
-            if len(facts) > cfg.bridge_fanout:
-                continue
-            for fid in facts:
-                if fid not in seen:
-                    candidates[fid] = 0.0
-        second: list[tuple[str, float]] = []
-        if candidates:
-            nodes = index.store.get_nodes(candidates)
-            ids = [f for f in candidates if f in nodes]
-            vectors = index.embedder.embed([nodes[f].text or "" for f in ids])
-            cosines = vectors @ np.asarray(query, dtype=np.float32)
-            second = sorted(zip(ids, cosines.tolist(), strict=True), key=lambda x: -x[1])
+        used: set[str] = set()
+        top = [h.id for h in fact_hits[: cfg.bridge_facts]]
+        hops: list[list[str]] = []
+        for _ in range(cfg.bridge_hops):
+            ranked = self._bridge_facts(index, query, graph, top, asked, seen, used)
+            if not ranked:
+                break
+            hops.append(ranked)
+            seen.update(ranked)
+            top = ranked[: cfg.bridge_facts]
+        fact_lists = [[h.id for h in fact_hits], *hops]
+        fact_nodes = index.store.get_nodes(f for fids in fact_lists for f in fids)
         rankings: list[list[str]] = [[h.id for h in dense]]
-        fact_nodes = index.store.get_nodes([*(h.id for h in fact_hits), *(f for f, _ in second)])
-        for fids in ([h.id for h in fact_hits], [f for f, _ in second]):
+        for fids in fact_lists:
             chunks = [c for f in fids if f in fact_nodes for c in fact_nodes[f].sources]
             rankings.append(list(dict.fromkeys(chunks)))
+        weights = [float(w) for w in cfg.fusion_weights.split("+")]
+        weights += [weights[-1]] * (len(rankings) - len(weights))  # later hops: bridge weight
         scores: dict[str, float] = {}
-        for ranking in rankings:
+        for ranking, weight in zip(rankings, weights, strict=False):
             for rank, chunk_id in enumerate(ranking, start=1):
-                scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (60 + rank)
+                scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (cfg.rrf_k + rank)
         return sorted(scores.items(), key=lambda x: -x[1])
+
+    def _bridge_facts(
+        self,
+        index: GraphIndex,
+        query: Any,
+        graph: Bipartite,
+        top: Sequence[str],
+        asked: str,
+        seen: set[str],
+        used: set[str],
+    ) -> list[str]:
+        """Facts of the bridge entities of ``top`` not seen yet, by cosine to the question.
+
+        Bridges are the members of ``top`` that the question does not name, are not
+        hubs (``bridge_fanout``) and were not bridges before (``used`` is updated).
+        """
+        bridges = list(dict.fromkeys(e for fid in top for e in graph.entities_of(fid)))
+        names = index.store.get_nodes(e for e in bridges if e not in used)
+        candidates: dict[str, None] = {}
+        for eid, node in names.items():
+            used.add(eid)
+            if (node.name or "").casefold() in asked:
+                continue
+            facts = graph.hyperedges_of(eid)
+            if len(facts) <= self.config.bridge_fanout:
+                candidates.update((f, None) for f in facts if f not in seen)
+        # Cosines of the stored fact vectors (no re-embedding), best first.
+        hits = index.search_vectors(FACT_COLLECTION, query, len(candidates), ids=list(candidates))
+        return [h.id for h in hits]
 
     def _walk_graph(self, index: GraphIndex) -> tuple[list[str], dict[str, int], Any]:
         """The fact–entity–chunk graph as a transition matrix (cached per store version)."""
@@ -567,6 +596,7 @@ class Hypergraph(Method):
 class HypergraphBridgeConfig(HypergraphConfig):
     passage_rank: str = "bridge"  # ours: fuse dense chunks with facts one bridge entity away
     sections: str = "chunks+facts+entities"  # ours: passages first, so a tight budget keeps them
+    rrf_k: int = 10  # ours: a steeper fusion than 60, so a passage first in one list can win
 
 
 @register
