@@ -855,3 +855,23 @@ def test_bridge_skips_hub_entities(tmp_path, minilm):
     ]
     assert with_bridge.index(fenwick) <= ranked.index(fenwick)
     index.close()
+
+
+@pytest.mark.filterwarnings("ignore:Payload indexes have no effect")
+def test_hypergraph_on_a_qdrant_server_client(tmp_path, minilm):
+    """The same layer and rankings with vectors in qdrant-client (in-memory server API)."""
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(":memory:")
+    index = GraphIndex(
+        tmp_path / "idx",
+        extractor=ScriptedExtractor(SCRIPT),
+        qdrant_client=client,
+        progress=False,
+    )
+    index.insert(DOCS, methods=["hypergraph-bridge"])
+    assert index.vectors.count("facts") == 5 and index.vectors.count("entities") == 8
+    question = "Where did the builder of the Corran Point Lighthouse study engineering?"
+    result = index.query(question, "hypergraph-bridge", top_k=3)
+    assert result.passages[:2] == ["lighthouse", "fenwick"]
+    index.close()

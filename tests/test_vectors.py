@@ -70,3 +70,16 @@ def test_edge_reopen_keeps_points(tmp_path):
     assert again.count("chunks") == 20
     assert again.search("chunks", vecs[7], 1)[0].id == "n7"
     again.close()
+
+
+def test_edge_collection_in_use_elsewhere_is_a_clear_error(tmp_path):
+    from hygraph.errors import HygraphError
+    from hygraph.vectors.edge import EdgeVectorIndex
+
+    first = EdgeVectorIndex(tmp_path / "qdrant")
+    first.ensure_collection("c", 4)
+    first.upsert("c", ["x"], np.ones((1, 4), dtype=np.float32), [{}])
+    second = EdgeVectorIndex(tmp_path / "qdrant")
+    with pytest.raises(HygraphError, match="in use elsewhere"):
+        second.search("c", np.ones(4, dtype=np.float32), 1)
+    first.close()

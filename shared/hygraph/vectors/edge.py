@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from hygraph.errors import HygraphError
 from hygraph.vectors.base import (
     INDEXED_FIELDS,
     VectorHit,
@@ -67,7 +68,17 @@ class EdgeVectorIndex:
                     raise KeyError(f"no vector collection {name!r} in {self.root}")
                 from qdrant_edge import EdgeShard
 
-                shard = EdgeShard.load(str(self._path(name)))
+                try:
+                    shard = EdgeShard.load(str(self._path(name)))
+                except Exception as err:
+                    if "WouldBlock" in str(err) or "lock" in str(err).lower():
+                        raise HygraphError(
+                            f"the vectors of {self.root.parent} are in use elsewhere (another "
+                            "process or another open GraphIndex); embedded Qdrant opens them "
+                            "once at a time: close the other one, or use a Qdrant server "
+                            "(qdrant_url=...) to share an index"
+                        ) from None
+                    raise
                 self._shards[name] = shard
             return shard
 
