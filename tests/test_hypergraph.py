@@ -673,6 +673,27 @@ def test_answer_reads_the_answer_tags(tmp_path, minilm):
     assert result.usage["llm_calls"] == 2
 
 
+class FailingLLM(AnsweringLLM):
+    """Test double: an endpoint that times out on every call."""
+
+    def complete(self, messages, **params):
+        from hygraph.errors import ModelError
+
+        raise ModelError("scripted-answerer: timed out after 3 attempts")
+
+
+def test_question_entities_fall_back_to_the_question_when_the_llm_fails(tmp_path, minilm, caplog):
+    extractor = ScriptedExtractor(SCRIPT)
+    with GraphIndex(
+        tmp_path / "idx", llm=FailingLLM(), extractor=extractor, progress=False
+    ) as index:
+        index.insert(DOCS, methods=["hypergraph"])
+        with caplog.at_level("WARNING", logger="hygraph"):
+            result = index.query(WHO_BUILT, "hypergraph")
+    assert "using the question" in caplog.text
+    assert BUILT_1819 in {i.metadata.get("statement") for i in by_kind(result, "fact")}
+
+
 def test_parse_answer_without_tags_keeps_the_reply():
     method = Hypergraph()
     assert method.parse_answer("<think>x</think><answer> 1819 </answer>") == "1819"

@@ -44,11 +44,12 @@ because we measured it (it did not beat dense retrieval on MuSiQue).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hygraph.errors import ConfigError
+from hygraph.errors import ConfigError, ModelError
 from hygraph.graph.entity_graph import ENTITY_KIND
 from hygraph.graph.hypergraph import Bipartite, Hyperedge, HypergraphBuilder
 from hygraph.graph.store import Node
@@ -60,6 +61,8 @@ if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
     from hygraph.index import GraphIndex
     from hygraph.models.base import Message
+
+log = logging.getLogger("hygraph")
 
 FACT_COLLECTION = "facts"
 ENTITY_COLLECTION = "entities"
@@ -275,7 +278,11 @@ class Hypergraph(Method):
             from hygraph.extract.records import parse_question_entities
             from hygraph.prompts.hypergraph import question_entities_messages
 
-            reply = llm.complete(question_entities_messages(question), temperature=0)
+            try:
+                reply = llm.complete(question_entities_messages(question), temperature=0)
+            except ModelError as err:  # retrieval still works from the whole question
+                log.warning("question entities: the LLM failed (%s); using the question", err)
+                return [question]
             return parse_question_entities(reply.text, question)
         if mode == "question":
             return [question]
