@@ -1,0 +1,187 @@
+"""Model adapters between LlamaIndex and the hygraph core.
+
+- :class:`LlamaIndexEmbedder` and :class:`LlamaIndexLLM` let the core use a LlamaIndex
+  ``BaseEmbedding`` or ``LLM`` (for example ``Settings.embed_model`` and ``Settings.llm``).
+- :class:`HyGraphEmbedding` goes the other way: the core's offline default (the bundled
+  all-MiniLM-L6-v2) as a LlamaIndex ``BaseEmbedding``, so LlamaIndex components such as a
+  ``VectorContextRetriever`` embed queries exactly like the index did.
+
+:func:`resolve_embedder` and :func:`resolve_llm` pick, in order: what the caller passed,
+what ``Settings`` holds (only when the user set it: reading ``Settings.embed_model``
+unset would build LlamaIndex's OpenAI default), then the offline default (no LLM).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from llama_index.core import Settings
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.llms import LLM as LlamaLLM
+from pydantic import PrivateAttr
+
+from hygraph.errors import ModelError
+from hygraph.models.base import LLM, Embedder, LLMResponse, Message
+
+_ROLES = {
+    "system": MessageRole.SYSTEM,
+    "user": MessageRole.USER,
+    "assistant": MessageRole.ASSISTANT,
+}
+
+
+def _normalise(vectors: Any) -> np.ndarray:
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim == 1:
+        array = array[None, :]
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    return array / np.where(norms > 0, norms, 1.0)
+
+
+class LlamaIndexEmbedder:
+    """A LlamaIndex ``BaseEmbedding`` as a core :class:`~hygraph.models.base.Embedder`.
+
+    The name recorded in an index's manifest is ``llama-index:<model name>``, so an index
+    built with one embedding model refuses to be opened with another.
+    """
+
+    def __init__(self, embed_model: BaseEmbedding):
+        self.embed_model = embed_model
+        model = getattr(embed_model, "model_name", None) or type(embed_model).__name__
+        self.name = f"llama-index:{model}"
+        self._dim: int | None = None
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embed_query("dimension probe").shape[0])
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        try:
+            vectors = self.embed_model.get_text_embedding_batch(list(texts))
+        except Exception as err:  # the model's own errors, one line
+            raise ModelError(f"{self.name}: embedding failed: {err}") from err
+        return _normalise(vectors)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        try:
+            vector = self.embed_model.get_query_embedding(text)
+        except Exception as err:
+            raise ModelError(f"{self.name}: embedding failed: {err}") from err
+        return _normalise(vector)[0]
+
+
+def _chat_messages(messages: Sequence[Message]) -> list[ChatMessage]:
+    return [
+        ChatMessage(role=_ROLES.get(m.get("role", "user"), MessageRole.USER), content=m["content"])
+        for m in messages
+    ]
+
+
+def _usage(raw: Any) -> tuple[int, int]:
+    usage = getattr(raw, "usage", None) or (raw.get("usage") if isinstance(raw, dict) else None)
+    if usage is None:
+        return 0, 0
+    get = usage.get if isinstance(usage, dict) else lambda k, d=0: getattr(usage, k, d)
+    return int(get("prompt_tokens", 0) or 0), int(get("completion_tokens", 0) or 0)
+
+
+class LlamaIndexLLM:
+    """A LlamaIndex ``LLM`` as a core :class:`~hygraph.models.base.LLM` (chat messages).
+
+    Sampling settings (temperature, output cap, JSON mode) belong to the LlamaIndex object,
+    so the core's per-call parameters are not forwarded.
+    """
+
+    def __init__(self, llm: LlamaLLM):
+        self.llm = llm
+        model = getattr(getattr(llm, "metadata", None), "model_name", None)
+        self.name = f"llama-index:{model or type(llm).__name__}"
+
+    def _response(self, response: Any) -> LLMResponse:
+        prompt, completion = _usage(getattr(response, "raw", None))
+        return LLMResponse(
+            text=response.message.content or "",
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+        )
+
+    def complete(self, messages: Sequence[Message], **params: Any) -> LLMResponse:
+        try:
+            return self._response(self.llm.chat(_chat_messages(messages)))
+        except Exception as err:
+            raise ModelError(f"{self.name}: {err}") from err
+
+    async def acomplete(self, messages: Sequence[Message], **params: Any) -> LLMResponse:
+        try:
+            return self._response(await self.llm.achat(_chat_messages(messages)))
+        except Exception as err:
+            raise ModelError(f"{self.name}: {err}") from err
+
+
+class HyGraphEmbedding(BaseEmbedding):
+    """A core embedder (default: the bundled all-MiniLM-L6-v2) as a LlamaIndex embedding."""
+
+    _embedder: Any = PrivateAttr()
+
+    def __init__(self, embedder: Embedder | str | None = None, **kwargs: Any):
+        from hygraph.models.embedders import resolve_embedder
+
+        inner = resolve_embedder(embedder) if not isinstance(embedder, Embedder) else embedder
+        kwargs.setdefault("model_name", inner.name)
+        super().__init__(**kwargs)
+        self._embedder = inner
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "HyGraphEmbedding"
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._embedder.embed_query(query).tolist()
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._embedder.embed([text])[0].tolist()
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return self._embedder.embed(texts).tolist()
+
+
+def resolve_embedder(embed_model: Any = None) -> Embedder | str | None:
+    """The core embedder for an argument, ``Settings.embed_model``, or None (index default)."""
+    if embed_model is None:
+        embed_model = Settings._embed_model  # set by the user, or None (never the default)
+    if embed_model is None or isinstance(embed_model, str):
+        return embed_model
+    if isinstance(embed_model, HyGraphEmbedding):
+        return embed_model.embedder
+    if isinstance(embed_model, BaseEmbedding):
+        return LlamaIndexEmbedder(embed_model)
+    if isinstance(embed_model, Embedder):
+        return embed_model
+    raise TypeError(f"not an embedding model: {embed_model!r}")
+
+
+def resolve_llm(llm: Any = None) -> LLM | str | None:
+    """The core LLM for an argument, ``Settings.llm`` (only if set), or None (no LLM)."""
+    if llm is None:
+        llm = Settings._llm
+    if llm is None or isinstance(llm, str):
+        return llm
+    if isinstance(llm, LlamaLLM):
+        return LlamaIndexLLM(llm)
+    if isinstance(llm, LLM):
+        return llm
+    raise TypeError(f"not an LLM: {llm!r}")
