@@ -1,5 +1,54 @@
 """LlamaIndex integration for hygraph.
 
-Will expose hygraph indexes as a LlamaIndex ``PropertyGraphIndex`` with its
-retrievers and extractors. Empty for now: the core lives in :mod:`hygraph`.
+- :class:`HyGraphIndex`: a hygraph index as a LlamaIndex managed index. It is built with
+  ``from_documents``, gives retrievers, query engines and chat engines, supports
+  ``insert``/``delete_ref_doc``, and persists as its directory (``from_persist_dir``).
+- :class:`HyGraphRetriever`: any registered hygraph method as a ``BaseRetriever`` whose
+  ``NodeWithScore`` results carry their kind, method and provenance.
+- :class:`HyGraphEmbedding`, :class:`LlamaIndexEmbedder`, :class:`LlamaIndexLLM`: model
+  adapters in both directions (``Settings.embed_model``/``Settings.llm`` are honoured).
+- :class:`HyGraphPropertyGraphStore`, :class:`HyGraphExtractor` and
+  :class:`HyGraphSubRetriever` (loaded on first use): the index's graph for
+  LlamaIndex's ``PropertyGraphIndex``.
+
+The core lives in :mod:`hygraph`; nothing here is specific to one method.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from llama_index_hygraph.index import HyGraphIndex
+from llama_index_hygraph.models import HyGraphEmbedding, LlamaIndexEmbedder, LlamaIndexLLM
+from llama_index_hygraph.retriever import HyGraphRetriever
+
+if TYPE_CHECKING:
+    from llama_index_hygraph.extractors import HyGraphExtractor
+    from llama_index_hygraph.graph_store import HyGraphPropertyGraphStore
+    from llama_index_hygraph.sub_retriever import HyGraphSubRetriever
+
+__all__ = [
+    "HyGraphEmbedding",
+    "HyGraphExtractor",
+    "HyGraphIndex",
+    "HyGraphPropertyGraphStore",
+    "HyGraphRetriever",
+    "HyGraphSubRetriever",
+    "LlamaIndexEmbedder",
+    "LlamaIndexLLM",
+]
+
+# The property-graph pieces import more of LlamaIndex; load them when asked for.
+_LAZY = {
+    "HyGraphPropertyGraphStore": "llama_index_hygraph.graph_store",
+    "HyGraphExtractor": "llama_index_hygraph.extractors",
+    "HyGraphSubRetriever": "llama_index_hygraph.sub_retriever",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'llama_index_hygraph' has no attribute {name!r}")

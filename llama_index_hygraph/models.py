@@ -50,7 +50,9 @@ class LlamaIndexEmbedder:
 
     def __init__(self, embed_model: BaseEmbedding):
         self.embed_model = embed_model
-        model = getattr(embed_model, "model_name", None) or type(embed_model).__name__
+        model = getattr(embed_model, "model_name", None)
+        if not model or model == "unknown":  # LlamaIndex's placeholder: use the class
+            model = type(embed_model).__name__
         self.name = f"llama-index:{model}"
         self._dim: int | None = None
 
@@ -102,7 +104,9 @@ class LlamaIndexLLM:
     def __init__(self, llm: LlamaLLM):
         self.llm = llm
         model = getattr(getattr(llm, "metadata", None), "model_name", None)
-        self.name = f"llama-index:{model or type(llm).__name__}"
+        if not model or model == "unknown":
+            model = type(llm).__name__
+        self.name = f"llama-index:{model}"
 
     def _response(self, response: Any) -> LLMResponse:
         prompt, completion = _usage(getattr(response, "raw", None))

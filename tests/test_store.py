@@ -110,6 +110,42 @@ def test_delete_keeps_shared_nodes_and_drops_orphans(tmp_path):
     assert store.document_ids() == ["b"]
 
 
+def test_forget_sources_and_node_edge_deletes(tmp_path):
+    store = GraphStore(tmp_path / "g.sqlite")
+    store.upsert_nodes(
+        [
+            Node("x", "li_chunk", text="Alpha met Beta", sources=["x"]),
+            Node("alpha", "entity", "Alpha", sources=["x"]),
+            Node("beta", "entity", "Beta", sources=["x", "y"]),
+        ]
+    )
+    store.upsert_edges(
+        [
+            Edge("alpha", "beta", "related", sources=["x"]),
+            Edge("beta", "alpha", "related", sources=["x", "y"]),
+        ]
+    )
+    assert set(store.nodes_from_sources(["y"])) == {"beta"}
+    assert store.edges_from_sources(["y"]) == [("beta", "alpha", "related")]
+
+    # Sources outside any document are withdrawn like a document's chunks.
+    removed = store.forget_sources(["x"])
+    assert removed.doc_id == "" and removed.chunk_ids == ["x"]
+    assert set(removed.node_ids) == {"x", "alpha"} and removed.touched_node_ids == ["beta"]
+    assert set(store.get_nodes(["x", "alpha", "beta"])) == {"beta"}
+    assert store.get_nodes(["beta"])["beta"].sources == ("y",)
+    assert store.edges_of("beta") == []  # both edges touched the removed alpha
+
+    store.upsert_nodes([Node("gamma", "entity", "Gamma", sources=["y"])])
+    store.upsert_edges([Edge("beta", "gamma", "related", sources=["y"])])
+    store.delete_edges([("beta", "gamma", "related"), ("no", "such", "edge")])
+    assert store.edges_of("beta") == [] and store.edges_from_sources(["y"]) == []
+    store.upsert_edges([Edge("beta", "gamma", "related", sources=["y"])])
+    store.delete_nodes(["gamma"])
+    assert set(store.get_nodes(["beta", "gamma"])) == {"beta"}
+    assert store.edges_of("beta") == [] and store.nodes_from_sources(["y"]) == ["beta"]
+
+
 def test_progress_survives_reopen(tmp_path):
     path = tmp_path / "g.sqlite"
     store = GraphStore(path)

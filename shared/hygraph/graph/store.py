@@ -331,58 +331,72 @@ class GraphStore:
             chunk_ids = [
                 r[0] for r in conn.execute("SELECT id FROM chunks WHERE doc_id = ?", (doc_id,))
             ]
-            conn.execute("CREATE TEMP TABLE IF NOT EXISTS _gone_chunks (id TEXT PRIMARY KEY)")
-            conn.execute("CREATE TEMP TABLE IF NOT EXISTS _gone_nodes (id TEXT PRIMARY KEY)")
-            conn.execute("DELETE FROM _gone_chunks")
-            conn.execute("DELETE FROM _gone_nodes")
-            conn.executemany("INSERT INTO _gone_chunks VALUES (?)", [(c,) for c in chunk_ids])
-            # Nodes whose only provenance is in the deleted chunks.
-            conn.execute(
-                "INSERT INTO _gone_nodes SELECT DISTINCT ns.node_id FROM node_sources ns"
-                " WHERE ns.chunk_id IN (SELECT id FROM _gone_chunks) AND NOT EXISTS ("
-                "  SELECT 1 FROM node_sources o WHERE o.node_id = ns.node_id"
-                "  AND o.chunk_id NOT IN (SELECT id FROM _gone_chunks))"
-            )
-            node_ids = [r[0] for r in conn.execute("SELECT id FROM _gone_nodes")]
-            touched = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT DISTINCT node_id FROM node_sources WHERE chunk_id IN"
-                    " (SELECT id FROM _gone_chunks) AND node_id NOT IN (SELECT id FROM _gone_nodes)"
-                )
-            ]
-            conn.execute("DELETE FROM node_sources WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
-            conn.execute("DELETE FROM nodes WHERE id IN (SELECT id FROM _gone_nodes)")
-            # Edges touching removed nodes or chunks, and edges that lost all provenance.
-            conn.execute(
-                "DELETE FROM edges WHERE src IN (SELECT id FROM _gone_nodes)"
-                " OR dst IN (SELECT id FROM _gone_nodes)"
-                " OR src IN (SELECT id FROM _gone_chunks) OR dst IN (SELECT id FROM _gone_chunks)"
-            )
-            conn.execute(
-                "CREATE TEMP TABLE IF NOT EXISTS _gone_edges (src TEXT, dst TEXT, kind TEXT)"
-            )
-            conn.execute("DELETE FROM _gone_edges")
-            conn.execute(
-                "INSERT INTO _gone_edges SELECT DISTINCT es.src, es.dst, es.kind"
-                " FROM edge_sources es WHERE es.chunk_id IN (SELECT id FROM _gone_chunks)"
-                " AND NOT EXISTS (SELECT 1 FROM edge_sources o WHERE o.src = es.src"
-                "  AND o.dst = es.dst AND o.kind = es.kind"
-                "  AND o.chunk_id NOT IN (SELECT id FROM _gone_chunks))"
-            )
-            conn.execute(
-                "DELETE FROM edges WHERE (src, dst, kind) IN"
-                " (SELECT src, dst, kind FROM _gone_edges)"
-            )
-            conn.execute("DELETE FROM edge_sources WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
-            conn.execute(
-                "DELETE FROM edge_sources WHERE src IN (SELECT id FROM _gone_nodes)"
-                " OR dst IN (SELECT id FROM _gone_nodes)"
-            )
-            conn.execute("DELETE FROM progress WHERE item IN (SELECT id FROM _gone_chunks)")
-            conn.execute("DELETE FROM extractions WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
+            removed = self._forget(conn, doc_id, chunk_ids)
             conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+        return removed
+
+    def forget_sources(self, source_ids: Iterable[str]) -> DeleteResult:
+        """Withdraw provenance ids (chunks that live outside ``chunks``, such as nodes
+        written by a framework adapter) as :meth:`delete_document` withdraws a document's.
+
+        Nodes and edges supported only by ``source_ids`` go, edges touching them go,
+        and surviving nodes that lose provenance are reported as touched, so the
+        builders can re-derive them (``EntityGraphBuilder.repair``).
+        """
+        ids = list(dict.fromkeys(source_ids))
+        with self.transaction() as conn:
+            return self._forget(conn, "", ids)
+
+    def _forget(self, conn: sqlite3.Connection, doc_id: str, chunk_ids: list[str]) -> DeleteResult:
+        """Drop the provenance of ``chunk_ids`` and what only it supported (in a transaction)."""
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS _gone_chunks (id TEXT PRIMARY KEY)")
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS _gone_nodes (id TEXT PRIMARY KEY)")
+        conn.execute("DELETE FROM _gone_chunks")
+        conn.execute("DELETE FROM _gone_nodes")
+        conn.executemany("INSERT INTO _gone_chunks VALUES (?)", [(c,) for c in chunk_ids])
+        # Nodes whose only provenance is in the deleted chunks.
+        conn.execute(
+            "INSERT INTO _gone_nodes SELECT DISTINCT ns.node_id FROM node_sources ns"
+            " WHERE ns.chunk_id IN (SELECT id FROM _gone_chunks) AND NOT EXISTS ("
+            "  SELECT 1 FROM node_sources o WHERE o.node_id = ns.node_id"
+            "  AND o.chunk_id NOT IN (SELECT id FROM _gone_chunks))"
+        )
+        node_ids = [r[0] for r in conn.execute("SELECT id FROM _gone_nodes")]
+        touched = [
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT node_id FROM node_sources WHERE chunk_id IN"
+                " (SELECT id FROM _gone_chunks) AND node_id NOT IN (SELECT id FROM _gone_nodes)"
+            )
+        ]
+        conn.execute("DELETE FROM node_sources WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
+        conn.execute("DELETE FROM nodes WHERE id IN (SELECT id FROM _gone_nodes)")
+        # Edges touching removed nodes or chunks, and edges that lost all provenance.
+        conn.execute(
+            "DELETE FROM edges WHERE src IN (SELECT id FROM _gone_nodes)"
+            " OR dst IN (SELECT id FROM _gone_nodes)"
+            " OR src IN (SELECT id FROM _gone_chunks) OR dst IN (SELECT id FROM _gone_chunks)"
+        )
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS _gone_edges (src TEXT, dst TEXT, kind TEXT)")
+        conn.execute("DELETE FROM _gone_edges")
+        conn.execute(
+            "INSERT INTO _gone_edges SELECT DISTINCT es.src, es.dst, es.kind"
+            " FROM edge_sources es WHERE es.chunk_id IN (SELECT id FROM _gone_chunks)"
+            " AND NOT EXISTS (SELECT 1 FROM edge_sources o WHERE o.src = es.src"
+            "  AND o.dst = es.dst AND o.kind = es.kind"
+            "  AND o.chunk_id NOT IN (SELECT id FROM _gone_chunks))"
+        )
+        conn.execute(
+            "DELETE FROM edges WHERE (src, dst, kind) IN (SELECT src, dst, kind FROM _gone_edges)"
+        )
+        conn.execute("DELETE FROM edge_sources WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
+        conn.execute(
+            "DELETE FROM edge_sources WHERE src IN (SELECT id FROM _gone_nodes)"
+            " OR dst IN (SELECT id FROM _gone_nodes)"
+        )
+        conn.execute("DELETE FROM progress WHERE item IN (SELECT id FROM _gone_chunks)")
+        conn.execute("DELETE FROM extractions WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
         return DeleteResult(
             doc_id=doc_id, chunk_ids=chunk_ids, node_ids=node_ids, touched_node_ids=touched
         )
@@ -418,6 +432,46 @@ class GraphStore:
                 "INSERT OR IGNORE INTO edge_sources(src, dst, kind, chunk_id) VALUES (?, ?, ?, ?)",
                 [(e.src, e.dst, e.kind, s) for e in edges for s in e.sources],
             )
+
+    def delete_nodes(self, node_ids: Iterable[str]) -> None:
+        """Remove nodes with their provenance, every edge touching them, and its provenance."""
+        ids = list(dict.fromkeys(node_ids))
+        with self.transaction() as conn:
+            for start in range(0, len(ids), 500):
+                batch = ids[start : start + 500]
+                marks = ",".join("?" * len(batch))
+                conn.execute(f"DELETE FROM node_sources WHERE node_id IN ({marks})", batch)
+                conn.execute(f"DELETE FROM nodes WHERE id IN ({marks})", batch)
+                for table in ("edges", "edge_sources"):
+                    conn.execute(
+                        f"DELETE FROM {table} WHERE src IN ({marks}) OR dst IN ({marks})",
+                        [*batch, *batch],
+                    )
+
+    def delete_edges(self, keys: Iterable[tuple[str, str, str]]) -> None:
+        """Remove edges by ``(src, dst, kind)`` with their provenance (missing keys are fine)."""
+        rows = list(dict.fromkeys(keys))
+        with self.transaction() as conn:
+            for table in ("edges", "edge_sources"):
+                conn.executemany(
+                    f"DELETE FROM {table} WHERE src = ? AND dst = ? AND kind = ?", rows
+                )
+
+    def nodes_from_sources(self, source_ids: Iterable[str]) -> list[str]:
+        """Ids of the nodes whose provenance includes any of ``source_ids``."""
+        ids = list(dict.fromkeys(source_ids))
+        rows = self._query_in(
+            "SELECT DISTINCT node_id FROM node_sources WHERE chunk_id IN ({marks})", ids
+        )
+        return list(dict.fromkeys(r[0] for r in rows))
+
+    def edges_from_sources(self, source_ids: Iterable[str]) -> list[tuple[str, str, str]]:
+        """``(src, dst, kind)`` of the edges whose provenance includes any of ``source_ids``."""
+        ids = list(dict.fromkeys(source_ids))
+        rows = self._query_in(
+            "SELECT DISTINCT src, dst, kind FROM edge_sources WHERE chunk_id IN ({marks})", ids
+        )
+        return list(dict.fromkeys((r[0], r[1], r[2]) for r in rows))
 
     def get_nodes(self, node_ids: Iterable[str]) -> dict[str, Node]:
         ids = list(dict.fromkeys(node_ids))

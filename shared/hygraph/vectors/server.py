@@ -36,6 +36,7 @@ class ServerVectorIndex:
         prefix: str = "hygraph_",
         timeout: float = 60.0,
     ):
+        self._owns_client = client is None
         if client is None:
             from qdrant_client import QdrantClient
 
@@ -144,6 +145,7 @@ class ServerVectorIndex:
         return int(self.client.count(self._name(name), exact=True).count)
 
     def close(self) -> None:
+        """Close the client this index made; a client the caller passed stays open."""
         close = getattr(self.client, "close", None)
-        if close is not None:
+        if close is not None and self._owns_client:
             close()
