@@ -51,7 +51,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from llama_index.core import PropertyGraphIndex, Settings
-from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.graph_stores import SimplePropertyGraphStore
 from llama_index.core.graph_stores.types import (
     TRIPLET_SOURCE_KEY,
@@ -65,7 +64,8 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.utils import node_to_metadata_dict
-from pydantic import PrivateAttr
+
+from llama_index_hygraph.models import HyGraphEmbedding
 
 from .base import PeerResult, build_accounting, iter_chunk_texts
 
@@ -78,35 +78,6 @@ LLAMAINDEX_SIMILARITY_TOP_K = 4  # VectorContextRetriever's default
 LLAMAINDEX_LIMIT = 30  # VectorContextRetriever's default cap on triplets
 AUTO_MARGIN = 3  # similarity_top_k="auto": top_k + 3 entities (see the module docstring)
 EMBED_BATCH = 256
-
-
-class HygraphEmbedding(BaseEmbedding):
-    """A LlamaIndex embedding model backed by a hygraph embedder (same vectors, same cache)."""
-
-    _embedder: Any = PrivateAttr()
-
-    def __init__(self, embedder: Any, embed_batch_size: int = EMBED_BATCH, **kwargs: Any):
-        super().__init__(model_name=embedder.name, embed_batch_size=embed_batch_size, **kwargs)
-        self._embedder = embedder
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "HygraphEmbedding"
-
-    def _get_query_embedding(self, query: str) -> list[float]:
-        return self._embedder.embed_query(query).tolist()
-
-    async def _aget_query_embedding(self, query: str) -> list[float]:
-        return self._get_query_embedding(query)
-
-    def _get_text_embedding(self, text: str) -> list[float]:
-        return self._embedder.embed([text])[0].tolist()
-
-    async def _aget_text_embedding(self, text: str) -> list[float]:
-        return self._get_text_embedding(text)
-
-    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        return self._embedder.embed(texts).tolist()
 
 
 class LlamaIndexPropertyGraphPeer:
@@ -146,7 +117,7 @@ class LlamaIndexPropertyGraphPeer:
         self.mentions = mentions
         self.use_async = use_async
         self.pg_index: PropertyGraphIndex | None = None
-        self.embed_model: HygraphEmbedding | None = None
+        self.embed_model: HyGraphEmbedding | None = None
         self._chunk_ids: set[str] = set()
         self._retrievers: dict[int, Any] = {}
 
@@ -173,7 +144,7 @@ class LlamaIndexPropertyGraphPeer:
             relations = self._relations(index, ids)
             graph_store.upsert_relations(relations)
 
-            self.embed_model = HygraphEmbedding(index.embedder)
+            self.embed_model = HyGraphEmbedding(index.embedder, embed_batch_size=EMBED_BATCH)
             texts = [str(e) for e in entities]  # what PropertyGraphIndex._insert_nodes embeds
             vectors = self.embed_model.get_text_embedding_batch(texts)
             vector_store = SimpleVectorStore()
