@@ -1,0 +1,61 @@
+"""What the LlamaIndex layer costs: the same retrieval through the core and through LlamaIndex.
+
+Builds the bundled sample corpus once with ``HyGraphIndex.from_documents`` and times
+each sample question through ``GraphIndex.retrieve`` (core) and through
+``HyGraphRetriever.retrieve`` (LlamaIndex ``BaseRetriever``: events, ``NodeWithScore``
+conversion), checking that both return the same ranking. Prints a Markdown table.
+
+    .venv/bin/python benchmarks/llama_index_overhead.py [--method hypergraph-bridge] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from llama_index.core import Document
+
+from hygraph.demo import sample_documents, sample_questions
+from llama_index_hygraph import HyGraphIndex
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--methods", default="vanilla,hypergraph,hypergraph-bridge")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--top-k", type=int, default=5)
+    args = parser.parse_args(argv)
+    methods = args.methods.split(",")
+    docs = [Document(text=p.read_text(), id_=p.name) for p in sample_documents()]
+    questions = [q["question"] for q in sample_questions()]
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        index = HyGraphIndex.from_documents(docs, methods=methods, persist_dir=Path(tmp) / "i")
+        build = time.perf_counter() - t0
+        print(f"build ({', '.join(methods)}): {build:.1f} s, {len(docs)} documents\n")
+        print("| method | core p50 ms | LlamaIndex p50 ms | overhead | same ranking |")
+        print("|---|---:|---:|---:|---|")
+        for method in methods:
+            retriever = index.as_retriever(method=method, top_k=args.top_k)
+            core_ms, li_ms, same = [], [], True
+            for question in questions:
+                retriever.retrieve(question)  # warm (query embedding cache stays on for both)
+                for _ in range(args.repeat):
+                    t = time.perf_counter()
+                    result = index.graph_index.retrieve(question, method, top_k=args.top_k)
+                    core_ms.append(1000 * (time.perf_counter() - t))
+                    t = time.perf_counter()
+                    nodes = retriever.retrieve(question)
+                    li_ms.append(1000 * (time.perf_counter() - t))
+                same &= [n.node.metadata["kind"] for n in nodes] == [i.kind for i in result.items]
+            core, li = statistics.median(core_ms), statistics.median(li_ms)
+            print(f"| {method} | {core:.2f} | {li:.2f} | {li - core:+.2f} ms | {same} |")
+        index.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
