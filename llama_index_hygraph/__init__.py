@@ -18,6 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+try:
+    import llama_index.core  # noqa: F401
+except ImportError as err:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "llama_index_hygraph needs LlamaIndex: pip install 'hygraph[llama-index]'"
+    ) from err
+
 from llama_index_hygraph.index import HyGraphIndex
 from llama_index_hygraph.models import HyGraphEmbedding, LlamaIndexEmbedder, LlamaIndexLLM
 from llama_index_hygraph.retriever import HyGraphRetriever
