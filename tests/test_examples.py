@@ -40,3 +40,41 @@ def test_readme_shows_the_llama_index_example():
     readme = (EXAMPLES.parent / "README.md").read_text()
     body = (EXAMPLES / "llama_index_quickstart.py").read_text().split('"""\n\n', 1)[1]
     assert body in readme
+
+
+def test_langchain_quickstart(tmp_path, minilm, capsys):
+    pytest.importorskip("langchain_core")
+    found = _load("langchain_quickstart").main(str(tmp_path / "index"))
+    # The bridge's designer is among the sources; the reopened index finds the same ones.
+    assert "ilse-marrow.md" in found["found"]
+    assert found["inserted"] == ["note.md"] and "note.md" not in found["reopened"]
+    assert set(found["found"]) <= set(found["reopened"])
+    out = capsys.readouterr().out
+    assert "fact" in out and "scripted stand-in" in out
+    assert "reopened with hypergraph-bridge" in out
+
+
+def test_readme_shows_the_langchain_example():
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    body = (EXAMPLES / "langchain_quickstart.py").read_text().split('"""\n\n', 1)[1]
+    assert body in readme
+
+
+@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+def test_langgraph_agent_example(tmp_path, minilm, capsys):
+    pytest.importorskip("langgraph")
+    run = _load("langgraph_agent").main(str(tmp_path / "index"))
+    # Both hops of the question: the voyage, and the orchestra whose conductor wrote the tribute.
+    hops = {"northern-shelf-expedition.md", "harrowby-tide-orchestra.md"}
+    assert hops <= set(run["graph_documents"][:3]) and run["graph_context"].strip()
+    assert run["tools_called"] == ["search_hypergraph_bridge"]
+    assert hops <= set(run["tool_documents"]) and "Vantreul" in run["tool_context"]
+    out = capsys.readouterr().out
+    assert "search_bm25" in out and "scripted stand-in" in out
+
+
+def test_readme_shows_the_langgraph_example():
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    body = (EXAMPLES / "langgraph_agent.py").read_text().split('"""\n\n', 1)[1]
+    assert body in readme
+    assert readme.index("## LangChain") < readme.index("## LangGraph") < readme.index("## Methods")
