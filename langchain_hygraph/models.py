@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from hygraph.errors import ModelError
+from hygraph.models.adapters import ForeignEmbedder, one_line
 from hygraph.models.base import LLM, Embedder, LLMResponse, Message
 
 _MESSAGE_TYPES = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
@@ -39,22 +39,7 @@ def _model_name(obj: Any) -> str:
     return type(obj).__name__
 
 
-def _one_line(err: BaseException) -> str:
-    """An exception as one line (provider errors often carry multi-line bodies)."""
-    text = " ".join(str(err).split()) or type(err).__name__
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-def _normalise(vectors: Any) -> np.ndarray:
-    """Rows as L2-normalised float32 (the core compares vectors by dot product)."""
-    array = np.asarray(vectors, dtype=np.float32)
-    if array.ndim == 1:
-        array = array[None, :]
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    return array / np.where(norms > 0, norms, 1.0)
-
-
-class LangChainEmbedder:
+class LangChainEmbedder(ForeignEmbedder):
     """A LangChain ``Embeddings`` object as a core :class:`~hygraph.models.base.Embedder`.
 
     Its name, recorded in an index's manifest, is ``langchain:<model>`` (the object's
@@ -63,34 +48,15 @@ class LangChainEmbedder:
     """
 
     def __init__(self, embeddings: Embeddings):
+        super().__init__()
         self.embeddings = embeddings
         self.name = f"langchain:{_model_name(embeddings)}"
-        self._dim: int | None = None
 
-    @property
-    def dim(self) -> int:
-        if self._dim is None:
-            self._dim = int(self.embed_query("dimension probe").shape[0])
-        return self._dim
+    def _embed_texts(self, texts: list[str]) -> Any:
+        return self.embeddings.embed_documents(texts)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        try:
-            vectors = self.embeddings.embed_documents(list(texts))
-        except Exception as err:  # the provider's own errors, as one line
-            raise ModelError(f"{self.name}: embedding failed: {_one_line(err)}") from err
-        out = _normalise(vectors)
-        if out.shape[0] != len(texts):
-            raise ModelError(f"{self.name}: {len(texts)} texts gave {out.shape[0]} vectors")
-        return out
-
-    def embed_query(self, text: str) -> np.ndarray:
-        try:
-            vector = self.embeddings.embed_query(text)
-        except Exception as err:
-            raise ModelError(f"{self.name}: embedding failed: {_one_line(err)}") from err
-        return _normalise(vector)[0]
+    def _embed_query(self, text: str) -> Any:
+        return self.embeddings.embed_query(text)
 
 
 def to_langchain_messages(messages: Sequence[Message]) -> list[BaseMessage]:
@@ -149,14 +115,14 @@ class LangChainLLM:
         try:
             reply = self.chat_model.invoke(to_langchain_messages(messages))
         except Exception as err:
-            raise ModelError(f"{self.name}: {_one_line(err)}") from err
+            raise ModelError(f"{self.name}: {one_line(err)}") from err
         return self._response(reply)
 
     async def acomplete(self, messages: Sequence[Message], **params: Any) -> LLMResponse:
         try:
             reply = await self.chat_model.ainvoke(to_langchain_messages(messages))
         except Exception as err:
-            raise ModelError(f"{self.name}: {_one_line(err)}") from err
+            raise ModelError(f"{self.name}: {one_line(err)}") from err
         return self._response(reply)
 
 

@@ -47,6 +47,7 @@ from hygraph.ingest.documents import content_hash
 from hygraph.manifest import MANIFEST_NAME, Manifest
 from hygraph.methods.base import parse_method_spec
 from hygraph.retrieval.evidence import Evidence
+from hygraph.retrieval.records import EvidenceRecords, simple_metadata
 from langchain_hygraph.models import resolve_embedder, resolve_llm
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_METHOD = "hypergraph"
 #: Metadata keys every retrieved document has (they win over same-named source metadata).
 EVIDENCE_KEYS = ("kind", "score", "source_ids", "doc_ids", "method", "id")
-_SIMPLE = (str, int, float, bool, type(None))
 
 # While retrieve_with_context runs, the rendered context of its retrieval lands here: the
 # retrieval itself goes through ``invoke`` so that callbacks and tracing see it.
@@ -72,21 +72,6 @@ def _lock_of(index: GraphIndex) -> threading.RLock:
         if lock is None:
             lock = _LOCKS[index] = threading.RLock()
         return lock
-
-
-def simple_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:
-    """The entries of ``metadata`` that are scalars or flat lists of scalars.
-
-    Such values survive any serialisation a LangChain app applies to documents (JSON
-    tracing, vector store payloads, LangGraph checkpoints); tuples become lists.
-    """
-    out = {}
-    for key, value in (metadata or {}).items():
-        if isinstance(value, _SIMPLE):
-            out[str(key)] = value
-        elif isinstance(value, list | tuple) and all(isinstance(v, _SIMPLE) for v in value):
-            out[str(key)] = list(value)
-    return out
 
 
 def to_core_documents(documents: Iterable[Document]) -> list[CoreDocument]:
@@ -225,7 +210,7 @@ class HyGraphRetriever(BaseRetriever):
     top_k: int | None = None
     budget: int | None = None
 
-    _doc_metadata: dict[tuple[str, str], dict[str, Any]] = PrivateAttr(default_factory=dict)
+    _records: EvidenceRecords | None = PrivateAttr(default=None)
 
     @field_validator("index", mode="before")
     @classmethod
@@ -395,12 +380,7 @@ class HyGraphRetriever(BaseRetriever):
         self._ensure_built()
         budget = self.budget if self.budget is not None else DEFAULT_BUDGET
         result = self.index.retrieve(query, self.method, top_k=self.top_k, budget=budget)
-        items = result.items
-        if self.budget is not None:
-            # The renderer writes each whole item as "[n] <text>" on its own line (a cut
-            # one ends in "…"): keep the items the budgeted context holds whole.
-            rendered = result.context + "\n"
-            items = [item for item in items if f"] {item.text.strip()}\n" in rendered]
+        items = result.shown if self.budget is not None else result.items
         return self.to_documents(items), result.context
 
     def _get_relevant_documents(
@@ -454,41 +434,12 @@ class HyGraphRetriever(BaseRetriever):
 
     def to_documents(self, items: Sequence[Evidence]) -> list[Document]:
         """Evidence, in the method's order, as LangChain documents with provenance."""
-        store = self.index.store
-        chunk_ids = {cid for item in items for cid in item.source_ids}
-        chunk_doc = {cid: c.doc_id for cid, c in store.get_chunks(chunk_ids).items()}
-        doc_meta = self._documents_metadata(set(chunk_doc.values()))
-        documents = []
-        for item in items:
-            doc_ids = list(dict.fromkeys(chunk_doc[c] for c in item.source_ids if c in chunk_doc))
-            evidence_id = item.id or "ev:" + content_hash(item.kind, item.text)
-            metadata = dict(doc_meta.get(doc_ids[0], {})) if doc_ids else {}
-            metadata.update(simple_metadata(item.metadata))
-            metadata.update(
-                kind=item.kind,
-                score=float(item.score),
-                source_ids=list(item.source_ids),
-                doc_ids=doc_ids,
-                method=self.method,
-                id=evidence_id,
-            )
-            documents.append(Document(page_content=item.text, metadata=metadata, id=evidence_id))
-        return documents
-
-    def _documents_metadata(self, doc_ids: set[str]) -> dict[str, dict[str, Any]]:
-        """Simple metadata (and title) of source documents, cached by content hash."""
-        store = self.index.store
-        out: dict[str, dict[str, Any]] = {}
-        for doc_id, (title, digest) in store.documents_meta(doc_ids).items():
-            key = (doc_id, digest)
-            if key not in self._doc_metadata:
-                doc = store.get_document(doc_id)
-                meta = simple_metadata(doc.metadata if doc is not None else {})
-                if title:
-                    meta.setdefault("title", title)
-                self._doc_metadata[key] = meta
-            out[doc_id] = self._doc_metadata[key]
-        return out
+        if self._records is None or self._records.store is not self.index.store:
+            self._records = EvidenceRecords(self.index.store)
+        return [
+            Document(page_content=r.text, metadata=r.metadata, id=r.id)
+            for r in self._records.records(items, self.method)
+        ]
 
     # -- keeping the index current ------------------------------------------------------
 

@@ -48,8 +48,9 @@ from hygraph.index import GraphIndex
 from hygraph.ingest.documents import Document as CoreDocument
 from hygraph.manifest import MANIFEST_NAME, Manifest
 from hygraph.methods.base import parse_method_spec
+from hygraph.retrieval.records import simple_metadata
 from llama_index_hygraph.models import resolve_embedder, resolve_llm
-from llama_index_hygraph.retriever import HyGraphRetriever, simple_metadata
+from llama_index_hygraph.retriever import HyGraphRetriever
 
 logger = logging.getLogger(__name__)
 

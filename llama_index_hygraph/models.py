@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from llama_index.core import Settings
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -24,6 +23,7 @@ from llama_index.core.llms import LLM as LlamaLLM
 from pydantic import PrivateAttr
 
 from hygraph.errors import ModelError
+from hygraph.models.adapters import ForeignEmbedder
 from hygraph.models.base import LLM, Embedder, LLMResponse, Message
 
 _ROLES = {
@@ -33,15 +33,7 @@ _ROLES = {
 }
 
 
-def _normalise(vectors: Any) -> np.ndarray:
-    array = np.asarray(vectors, dtype=np.float32)
-    if array.ndim == 1:
-        array = array[None, :]
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    return array / np.where(norms > 0, norms, 1.0)
-
-
-class LlamaIndexEmbedder:
+class LlamaIndexEmbedder(ForeignEmbedder):
     """A LlamaIndex ``BaseEmbedding`` as a core :class:`~hygraph.models.base.Embedder`.
 
     The name recorded in an index's manifest is ``llama-index:<model name>``, so an index
@@ -49,34 +41,18 @@ class LlamaIndexEmbedder:
     """
 
     def __init__(self, embed_model: BaseEmbedding):
+        super().__init__()
         self.embed_model = embed_model
         model = getattr(embed_model, "model_name", None)
         if not model or model == "unknown":  # LlamaIndex's placeholder: use the class
             model = type(embed_model).__name__
         self.name = f"llama-index:{model}"
-        self._dim: int | None = None
 
-    @property
-    def dim(self) -> int:
-        if self._dim is None:
-            self._dim = int(self.embed_query("dimension probe").shape[0])
-        return self._dim
+    def _embed_texts(self, texts: list[str]) -> Any:
+        return self.embed_model.get_text_embedding_batch(texts)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        try:
-            vectors = self.embed_model.get_text_embedding_batch(list(texts))
-        except Exception as err:  # the model's own errors, one line
-            raise ModelError(f"{self.name}: embedding failed: {err}") from err
-        return _normalise(vectors)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        try:
-            vector = self.embed_model.get_query_embedding(text)
-        except Exception as err:
-            raise ModelError(f"{self.name}: embedding failed: {err}") from err
-        return _normalise(vector)[0]
+    def _embed_query(self, text: str) -> Any:
+        return self.embed_model.get_query_embedding(text)
 
 
 def _chat_messages(messages: Sequence[Message]) -> list[ChatMessage]:

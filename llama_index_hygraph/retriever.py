@@ -30,32 +30,15 @@ from llama_index.core.schema import (
     TextNode,
 )
 
-from hygraph.ingest.documents import content_hash
 from hygraph.methods.base import parse_method_spec
 from hygraph.retrieval.evidence import Evidence
+from hygraph.retrieval.records import EvidenceRecords
 
 if TYPE_CHECKING:
     from hygraph.index import GraphIndex
 
 #: Metadata keys the LLM sees next to a node's text; everything else is bookkeeping.
 LLM_METADATA_KEYS = frozenset({"kind"})
-_SIMPLE = (str, int, float, bool, type(None))
-
-
-def json_simple(value: Any) -> bool:
-    """Whether ``value`` is a scalar or a flat list of scalars (safe in any node store)."""
-    if isinstance(value, _SIMPLE):
-        return True
-    return isinstance(value, list | tuple) and all(isinstance(v, _SIMPLE) for v in value)
-
-
-def simple_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:
-    """The JSON-simple entries of ``metadata`` (tuples become lists)."""
-    return {
-        str(k): list(v) if isinstance(v, tuple) else v
-        for k, v in (metadata or {}).items()
-        if json_simple(v)
-    }
 
 
 class HyGraphRetriever(BaseRetriever):
@@ -95,7 +78,7 @@ class HyGraphRetriever(BaseRetriever):
         self._method = method
         self._top_k = top_k
         self._budget = budget
-        self._doc_metadata: dict[tuple[str, str], dict[str, Any]] = {}
+        self._records = EvidenceRecords(graph_index.store)
         super().__init__(callback_manager=callback_manager, verbose=verbose, object_map=object_map)
 
     @property
@@ -118,10 +101,7 @@ class HyGraphRetriever(BaseRetriever):
         result = self._index.retrieve(
             question, self._method, top_k=self._top_k, budget=self._budget
         )
-        # QueryResult keeps the rendered text, not which items it holds; the renderer writes
-        # each whole item as "[n] <text>" on its own lines (a cut item ends in "…").
-        rendered = result.context + "\n"
-        return [item for item in result.items if f"] {item.text.strip()}\n" in rendered]
+        return result.shown  # the items the budgeted context shows in full
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return self.to_nodes(self._evidence(query_bundle.query_str))
@@ -135,48 +115,19 @@ class HyGraphRetriever(BaseRetriever):
 
     def to_nodes(self, items: list[Evidence]) -> list[NodeWithScore]:
         """Evidence in the method's order as scored ``TextNode``s with provenance metadata."""
-        store = self._index.store
-        chunk_ids = {cid for item in items for cid in item.source_ids}
-        chunk_doc = {cid: c.doc_id for cid, c in store.get_chunks(chunk_ids).items()}
-        doc_meta = self._documents_metadata({d for d in chunk_doc.values()})
         nodes = []
-        for item in items:
-            doc_ids = list(dict.fromkeys(chunk_doc[c] for c in item.source_ids if c in chunk_doc))
-            metadata = dict(doc_meta.get(doc_ids[0], {})) if doc_ids else {}
-            metadata.update(simple_metadata(item.metadata))
-            metadata.update(
-                kind=item.kind,
-                method=self._method,
-                score=float(item.score),
-                source_ids=list(item.source_ids),
-                doc_ids=doc_ids,
-            )
-            hidden = [k for k in metadata if k not in LLM_METADATA_KEYS]
+        for record in self._records.records(items, self._method):
+            hidden = [k for k in record.metadata if k not in LLM_METADATA_KEYS]
             node = TextNode(
-                id_=item.id or "ev:" + content_hash(item.kind, item.text),
-                text=item.text,
-                metadata=metadata,
+                id_=record.id,
+                text=record.text,
+                metadata=record.metadata,
                 excluded_llm_metadata_keys=hidden,
-                excluded_embed_metadata_keys=list(metadata),
+                excluded_embed_metadata_keys=list(record.metadata),
             )
-            if doc_ids:
+            if record.doc_ids:
                 node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(
-                    node_id=doc_ids[0], node_type=ObjectType.DOCUMENT
+                    node_id=record.doc_ids[0], node_type=ObjectType.DOCUMENT
                 )
-            nodes.append(NodeWithScore(node=node, score=float(item.score)))
+            nodes.append(NodeWithScore(node=node, score=record.score))
         return nodes
-
-    def _documents_metadata(self, doc_ids: set[str]) -> dict[str, dict[str, Any]]:
-        """Simple metadata (and title) of documents, cached by content hash."""
-        store = self._index.store
-        out: dict[str, dict[str, Any]] = {}
-        for doc_id, (title, digest) in store.documents_meta(doc_ids).items():
-            key = (doc_id, digest)
-            if key not in self._doc_metadata:
-                doc = store.get_document(doc_id)
-                meta = simple_metadata(doc.metadata if doc is not None else {})
-                if title:
-                    meta.setdefault("title", title)
-                self._doc_metadata[key] = meta
-            out[doc_id] = self._doc_metadata[key]
-        return out

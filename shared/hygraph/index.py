@@ -85,6 +85,8 @@ class QueryResult:
     passages: list[str]
     answer: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
+    shown: list[Evidence] = field(default_factory=list)
+    """The items the rendered context shows in full, in order (a subset of ``items``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -684,6 +686,7 @@ class GraphIndex:
             context_tokens=rendered.tokens,
             chunks=chunk_ids,
             passages=passages,
+            shown=rendered.whole,
         )
         answer_seconds = 0.0
         if answer:

@@ -35,6 +35,8 @@ class RenderedContext:
     tokens: int
     items: list[Evidence]
     truncated: bool
+    whole: list[Evidence] = field(default_factory=list)
+    """The items shown in full (``items`` also has the one cut to fit, if any)."""
 
 
 @dataclass
@@ -70,6 +72,7 @@ class Context:
         tok = tokenizer or default_tokenizer()
         parts: list[str] = []
         used_items: list[Evidence] = []
+        whole: list[Evidence] = []
         used = 0
         truncated = False
         for section in self.sections:
@@ -90,6 +93,7 @@ class Context:
                 if cost <= section_left:
                     lines.append(line)
                     used_items.append(item)
+                    whole.append(item)
                     section_left -= cost
                     continue
                 truncated = True
@@ -104,5 +108,5 @@ class Context:
                 used += tok.count(block)
         text = "\n".join(parts).strip()
         return RenderedContext(
-            text=text, tokens=tok.count(text), items=used_items, truncated=truncated
+            text=text, tokens=tok.count(text), items=used_items, truncated=truncated, whole=whole
         )
