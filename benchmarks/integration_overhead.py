@@ -1,11 +1,12 @@
-"""What the LlamaIndex layer costs: the same retrieval through the core and through LlamaIndex.
+"""What the framework layers cost: the same retrieval through the core, LlamaIndex and LangChain.
 
 Builds the bundled sample corpus once with ``HyGraphIndex.from_documents`` and times
-each sample question through ``GraphIndex.retrieve`` (core) and through
-``HyGraphRetriever.retrieve`` (LlamaIndex ``BaseRetriever``: events, ``NodeWithScore``
-conversion), checking that both return the same ranking. Prints a Markdown table.
+each sample question through ``GraphIndex.retrieve`` (core), the LlamaIndex
+``HyGraphRetriever`` (events, ``NodeWithScore`` conversion) and the LangChain
+``HyGraphRetriever`` (callbacks, ``Document`` conversion) over the same index,
+checking that all three return the same ranking. Prints a Markdown table.
 
-    .venv/bin/python benchmarks/llama_index_overhead.py [--method hypergraph-bridge] [--repeat 5]
+    .venv/bin/python benchmarks/integration_overhead.py [--methods vanilla,hypergraph] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from llama_index.core import Document
 
 from hygraph.demo import sample_documents, sample_questions
+from langchain_hygraph import HyGraphRetriever as LangChainRetriever
 from llama_index_hygraph import HyGraphIndex
 
 
@@ -36,23 +38,32 @@ def main(argv: list[str] | None = None) -> int:
         index = HyGraphIndex.from_documents(docs, methods=methods, persist_dir=Path(tmp) / "i")
         build = time.perf_counter() - t0
         print(f"build ({', '.join(methods)}): {build:.1f} s, {len(docs)} documents\n")
-        print("| method | core p50 ms | LlamaIndex p50 ms | overhead | same ranking |")
+        print("| method | core p50 ms | LlamaIndex p50 ms | LangChain p50 ms | same ranking |")
         print("|---|---:|---:|---:|---|")
         for method in methods:
-            retriever = index.as_retriever(method=method, top_k=args.top_k)
-            core_ms, li_ms, same = [], [], True
+            llama = index.as_retriever(method=method, top_k=args.top_k)
+            chain = LangChainRetriever(index=index.graph_index, method=method, top_k=args.top_k)
+            core_ms, li_ms, lc_ms, same = [], [], [], True
             for question in questions:
-                retriever.retrieve(question)  # warm (query embedding cache stays on for both)
+                llama.retrieve(question)  # warm (query embedding cache stays on for all)
                 for _ in range(args.repeat):
                     t = time.perf_counter()
                     result = index.graph_index.retrieve(question, method, top_k=args.top_k)
                     core_ms.append(1000 * (time.perf_counter() - t))
                     t = time.perf_counter()
-                    nodes = retriever.retrieve(question)
+                    nodes = llama.retrieve(question)
                     li_ms.append(1000 * (time.perf_counter() - t))
-                same &= [n.node.metadata["kind"] for n in nodes] == [i.kind for i in result.items]
-            core, li = statistics.median(core_ms), statistics.median(li_ms)
-            print(f"| {method} | {core:.2f} | {li:.2f} | {li - core:+.2f} ms | {same} |")
+                    t = time.perf_counter()
+                    docs = chain.invoke(question)
+                    lc_ms.append(1000 * (time.perf_counter() - t))
+                kinds = [i.kind for i in result.items]
+                same &= [n.node.metadata["kind"] for n in nodes] == kinds
+                same &= [d.metadata["kind"] for d in docs] == kinds
+            core, li, lc = (statistics.median(v) for v in (core_ms, li_ms, lc_ms))
+            print(
+                f"| {method} | {core:.2f} | {li:.2f} ({li - core:+.2f}) "
+                f"| {lc:.2f} ({lc - core:+.2f}) | {same} |"
+            )
         index.close()
     return 0
 
