@@ -20,10 +20,7 @@ given as ``qdrant_url``, a ``QdrantClient`` or a ``langchain_qdrant.QdrantVector
 from __future__ import annotations
 
 import asyncio
-import atexit
 import logging
-import shutil
-import tempfile
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
@@ -40,14 +37,14 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, PrivateAttr, field_validator
 
-from hygraph.errors import ConfigError
 from hygraph.index import DEFAULT_BUDGET, GraphIndex
 from hygraph.ingest.documents import Document as CoreDocument
 from hygraph.ingest.documents import content_hash
-from hygraph.manifest import MANIFEST_NAME, Manifest
+from hygraph.integrations import join_document, open_for_framework
+from hygraph.manifest import Manifest
 from hygraph.methods.base import parse_method_spec
 from hygraph.retrieval.evidence import Evidence
-from hygraph.retrieval.records import EvidenceRecords, simple_metadata
+from hygraph.retrieval.records import EvidenceRecords
 from langchain_hygraph.models import resolve_embedder, resolve_llm
 
 logger = logging.getLogger(__name__)
@@ -92,27 +89,16 @@ def to_core_documents(documents: Iterable[Document]) -> list[CoreDocument]:
         key = doc.id or (str(source) if source not in (None, "") else None)
         key = key or "lc:" + content_hash(str(doc.metadata.get("title") or ""), doc.page_content)
         groups.setdefault(key, []).append(doc)
-    out = []
-    for doc_id, group in groups.items():
-        text = "\n\n".join(d.page_content for d in group if d.page_content.strip())
-        if not text.strip():
-            logger.warning("skipping document %s: it has no text", doc_id)
-            continue
-        metadata = simple_metadata(group[0].metadata)
-        for other in group[1:]:
-            metadata = {k: v for k, v in metadata.items() if other.metadata.get(k) == v}
-        title = metadata.pop("title", None)
-        source = metadata.get("source")
-        out.append(
-            CoreDocument(
-                id=doc_id,
-                text=text,
-                title=title.strip() if isinstance(title, str) and title.strip() else None,
-                source=str(source) if source is not None else None,
-                metadata=metadata,
-            )
+    docs = (
+        join_document(
+            doc_id,
+            [(d.page_content, d.metadata) for d in group],
+            agreed_metadata=True,
+            source=True,
         )
-    return out
+        for doc_id, group in groups.items()
+    )
+    return [d for d in docs if d is not None]
 
 
 def _qdrant_of(vector_store: Any) -> tuple[Any, str]:
@@ -130,12 +116,6 @@ def _qdrant_of(vector_store: Any) -> tuple[Any, str]:
             f"{type(vector_store).__name__}"
         )
     return vector_store.client, f"{vector_store.collection_name}_"
-
-
-def _temporary_dir() -> Path:
-    path = Path(tempfile.mkdtemp(prefix="hygraph-langchain-"))
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
-    return path
 
 
 def open_graph_index(
@@ -156,29 +136,18 @@ def open_graph_index(
     built with a LangChain embedding must be given that embedding again: the core cannot
     rebuild a LangChain object from the name in its manifest.
     """
-    path = Path(path).expanduser() if path is not None else _temporary_dir()
-    embedder = resolve_embedder(embedding)
-    if embedder is None and (path / MANIFEST_NAME).exists():
-        built_with = Manifest.load(path).embedder
-        if built_with.startswith("langchain:"):
-            raise ConfigError(
-                f"index {path} was built with the LangChain embedding {built_with!r}; "
-                "pass it again as embedding="
-            )
-    prefix = None
-    if vector_store is not None:
-        if qdrant_client is not None or qdrant_url is not None:
-            raise ValueError("pass either vector_store or qdrant_client/qdrant_url")
-        qdrant_client, prefix = _qdrant_of(vector_store)
-    return GraphIndex(
+    return open_for_framework(
         path,
-        embedder=embedder,
+        framework="langchain",
+        label="LangChain",
+        embedding_hint="pass it again as embedding=",
+        embedder=resolve_embedder(embedding),
         llm=resolve_llm(llm),
         extractor=extractor,
         qdrant_url=qdrant_url,
         qdrant_api_key=qdrant_api_key,
         qdrant_client=qdrant_client,
-        collection_prefix=prefix,
+        vector_store_qdrant=_qdrant_of(vector_store) if vector_store is not None else None,
         **kwargs,
     )
 

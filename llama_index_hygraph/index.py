@@ -26,10 +26,7 @@ How it maps onto LlamaIndex:
 from __future__ import annotations
 
 import asyncio
-import atexit
 import logging
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -43,12 +40,11 @@ from llama_index.core.storage.docstore.types import RefDocInfo
 from llama_index.core.storage.storage_context import StorageContext
 from llama_index.core.vector_stores.simple import SimpleVectorStore
 
-from hygraph.errors import ConfigError
 from hygraph.index import GraphIndex
 from hygraph.ingest.documents import Document as CoreDocument
-from hygraph.manifest import MANIFEST_NAME, Manifest
+from hygraph.integrations import join_document, open_for_framework
+from hygraph.manifest import Manifest
 from hygraph.methods.base import parse_method_spec
-from hygraph.retrieval.records import simple_metadata
 from llama_index_hygraph.models import resolve_embedder, resolve_llm
 from llama_index_hygraph.retriever import HyGraphRetriever
 
@@ -63,32 +59,23 @@ def to_core_documents(nodes: Sequence[BaseNode]) -> list[CoreDocument]:
     """LlamaIndex documents or nodes as core documents, one per source document.
 
     A ``Document`` keeps its ``doc_id``; nodes are grouped by ``ref_doc_id`` (their own id
-    when they have none) and their texts joined in order, because the core chunks whole
-    documents itself. ``metadata["title"]`` becomes the core title (a header on every
-    chunk); the other JSON-simple metadata is kept. Blank documents are skipped.
+    when they have none) and joined in order by :func:`~hygraph.integrations.join_document`
+    (the first node's metadata is kept). Blank documents are skipped.
     """
     groups: dict[str, list[BaseNode]] = {}
     for node in nodes:
         if not isinstance(node, BaseNode):
             raise TypeError(f"expected LlamaIndex Documents or nodes, not {type(node).__name__}")
         groups.setdefault(node.ref_doc_id or node.node_id, []).append(node)
-    out = []
-    for doc_id, group in groups.items():
-        text = "\n\n".join(n.get_content(metadata_mode=MetadataMode.NONE) for n in group)
-        if not text.strip():
-            logger.warning("skipping document %s: it has no text", doc_id)
-            continue
-        metadata = simple_metadata(group[0].metadata)
-        title = metadata.pop("title", None)
-        out.append(
-            CoreDocument(
-                id=doc_id,
-                text=text,
-                title=title if isinstance(title, str) and title.strip() else None,
-                metadata=metadata,
-            )
+    docs = (
+        join_document(
+            doc_id,
+            [(n.get_content(metadata_mode=MetadataMode.NONE), n.metadata) for n in group],
+            blank_parts=True,
         )
-    return out
+        for doc_id, group in groups.items()
+    )
+    return [d for d in docs if d is not None]
 
 
 def _qdrant_of(vector_store: Any) -> tuple[Any, str]:
@@ -106,12 +93,6 @@ def _qdrant_of(vector_store: Any) -> tuple[Any, str]:
             "create it with client=QdrantClient(...)"
         )
     return vector_store.client, f"{vector_store.collection_name}_"
-
-
-def _temporary_dir() -> Path:
-    path = Path(tempfile.mkdtemp(prefix="hygraph-llama-index-"))
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
-    return path
 
 
 class HyGraphIndex(BaseManagedIndex):
@@ -230,26 +211,15 @@ class HyGraphIndex(BaseManagedIndex):
 
     @staticmethod
     def _open(persist_dir: str | Path | None, **kwargs: Any) -> GraphIndex:
-        path = Path(persist_dir).expanduser() if persist_dir is not None else _temporary_dir()
-        embedder = resolve_embedder(kwargs.pop("embed_model"))
-        if embedder is None and (path / MANIFEST_NAME).exists():
-            built_with = Manifest.load(path).embedder
-            if built_with.startswith("llama-index:"):
-                raise ConfigError(
-                    f"index {path} was built with the LlamaIndex embedding {built_with!r}; "
-                    "pass it again as embed_model= (or set Settings.embed_model)"
-                )
         vector_store = kwargs.pop("vector_store")
-        prefix = None
-        if vector_store is not None:
-            if kwargs["qdrant_client"] is not None or kwargs["qdrant_url"] is not None:
-                raise ValueError("pass either vector_store or qdrant_client/qdrant_url")
-            kwargs["qdrant_client"], prefix = _qdrant_of(vector_store)
-        return GraphIndex(
-            path,
-            embedder=embedder,
+        return open_for_framework(
+            persist_dir,
+            framework="llama-index",
+            label="LlamaIndex",
+            embedding_hint="pass it again as embed_model= (or set Settings.embed_model)",
+            embedder=resolve_embedder(kwargs.pop("embed_model")),
             llm=resolve_llm(kwargs.pop("llm")),
-            collection_prefix=prefix,
+            vector_store_qdrant=_qdrant_of(vector_store) if vector_store is not None else None,
             **kwargs,
         )
 

@@ -510,9 +510,6 @@ class GraphStore:
             )
         ]
 
-    def chunk_id_set(self) -> set[str]:
-        return set(self.chunk_ids())
-
     def version(self) -> tuple[int, int, int]:
         """A cheap fingerprint of the graph's size (changes whenever nodes or edges do)."""
         row = self._query(

@@ -529,8 +529,11 @@ class Hypergraph(Method):
         hits = index.search_vectors(FACT_COLLECTION, query, len(candidates), ids=list(candidates))
         return [h.id for h in hits]
 
-    def _walk_graph(self, index: GraphIndex) -> tuple[list[str], dict[str, int], Any]:
-        """The fact–entity–chunk graph as a transition matrix (cached per store version)."""
+    def _walk_graph(self, index: GraphIndex) -> tuple[list[str], dict[str, int], Any, set[int]]:
+        """The fact–entity–chunk graph as a transition matrix, and the positions of chunks.
+
+        Cached per store version, so queries between builds reuse it.
+        """
         from hygraph.graph.csr import CSRGraph
         from hygraph.graph.entity_graph import MENTION_EDGE
         from hygraph.graph.hypergraph import FACT_KIND, INCIDENCE_EDGE
@@ -543,7 +546,8 @@ class Hypergraph(Method):
         rows = index.store.edge_rows(kinds)
         rows += [(f, c, 1.0) for f, c in index.store.provenance_of_kind(FACT_KIND)]
         graph = CSRGraph.from_edges(((s, d, 1.0) for s, d, _ in rows), undirected=True)
-        value = (graph.ids, graph.index, transition_matrix(graph.matrix))
+        chunks = {graph.index[c] for c in index.store.chunk_ids() if c in graph.index}
+        value = (graph.ids, graph.index, transition_matrix(graph.matrix), chunks)
         self._walk_cache = (key, value)
         return value
 
@@ -559,7 +563,7 @@ class Hypergraph(Method):
 
         from hygraph.retrieval.ppr import personalized_pagerank
 
-        ids, position, transition = self._walk_graph(index)
+        ids, position, transition, chunks = self._walk_graph(index)
         seeds: dict[int, float] = {}
         groups = [
             ([(h.id, h.value) for h in entity_hits], 1.0),
@@ -576,13 +580,12 @@ class Hypergraph(Method):
         if not seeds:
             return [(h.id, h.score) for h in dense]
         scores = personalized_pagerank(transition, seeds, damping=self.config.walk_damping)
-        chunk_set = index.store.chunk_id_set()
         order = np.argsort(-scores)
         out = []
         for i in order:
             if scores[i] <= 0:
                 break
-            if ids[i] in chunk_set:
+            if i in chunks:
                 out.append((ids[i], float(scores[i])))
         return out
 
