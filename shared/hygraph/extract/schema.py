@@ -83,7 +83,15 @@ class Fact:
 
 @dataclass
 class Unit:
+    """A semantic unit (NodeRAG's S node): one self-contained event or statement.
+
+    ``entities`` names the entities the unit mentions, when the source says so (the
+    NodeRAG decomposition prompt lists them per unit); sources that only give the
+    text leave it empty and the NodeRAG builder finds the chunk's entities in the text.
+    """
+
     text: str
+    entities: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -193,13 +201,22 @@ class Extraction:
                     {m: d for m, d in descriptions.items() if m in members},
                 )
             )
-        units = list(dict.fromkeys(" ".join(u.text.split()) for u in self.units))
+        unit_members: dict[str, list[str]] = {}
+        for u in self.units:
+            text = " ".join(u.text.split())
+            if not text:
+                continue
+            members = unit_members.setdefault(text, [])
+            for m in u.entities:
+                shown = display_name(m)
+                if add(m) and shown not in members:
+                    members.append(shown)
         return Extraction(
             chunk_id=self.chunk_id,
             entities=list(by_key.values()),
             relations=relations,
             facts=facts,
-            units=[Unit(u) for u in units if u],
+            units=[Unit(text, members) for text, members in unit_members.items()],
             extractor=self.extractor,
         )
 
