@@ -61,6 +61,11 @@ METHOD_GUIDANCE: dict[str, str] = {
         "passages the question does not name. Use it for chained questions that need two "
         "or more documents, such as 'who founded the firm that built the ship X commanded'."
     ),
+    "noderag": (
+        "Graph search over short statements, entity profiles and topic insights, spreading "
+        "from the best matches to their neighbours. Use it for multi-hop questions and for "
+        "questions about a theme or an entity as a whole, when compact evidence is wanted."
+    ),
 }
 
 

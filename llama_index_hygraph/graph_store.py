@@ -20,6 +20,8 @@ chunk (in a document)                   ``ChunkNode(id_=chunk id, text=title + c
 ``mentions`` edge, chunk to entity      ``Relation(label="MENTIONS")``
 ``incidence`` edge, fact to entity      ``Relation(label="HAS_MEMBER")``
 ``li:<label>`` edge (written by LI)     ``Relation(label=<label>)``, any nodes
+a method's own layer edges (NodeRAG's   not shown: they index the graph for one method
+``nr_*``: units, attributes, kNN ...)   and would flood triplets and rel maps
 =====================================  ==================================================
 
 Facts are ``EntityNode``s, not ``ChunkNode``s, because a retriever writes a triplet as
@@ -145,6 +147,11 @@ def kind_label(kind: str) -> str:
     if kind.startswith(LI_EDGE_PREFIX):
         return kind[len(LI_EDGE_PREFIX) :]
     return kind.upper()
+
+
+def shown_kind(kind: str) -> bool:
+    """Whether edges of ``kind`` belong to the graph LlamaIndex sees (see the table)."""
+    return kind in (RELATION_EDGE, INCIDENCE_EDGE, MENTION_EDGE) or kind.startswith(LI_EDGE_PREFIX)
 
 
 def edge_label(edge: Edge) -> str:
@@ -330,6 +337,7 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
         The subject carries the relation's own ``triplet_source_id``, so a retriever's
         source text is the chunk that states the relation.
         """
+        edges = [e for e in edges if shown_kind(e.kind)]
         ends = self._load(i for e in edges for i in (e.src, e.dst))
         out: list[tuple[Edge, Triplet]] = []
         for edge in edges:
@@ -404,7 +412,7 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
         """Every edge whose LlamaIndex label is one of ``labels`` (case-insensitive)."""
         wanted = {str(label).casefold() for label in labels}
         out: list[Edge] = []
-        for kind in self.store.counts()["edges"]:
+        for kind in filter(shown_kind, self.store.counts()["edges"]):
             if kind == RELATION_EDGE:
                 out.extend(
                     e for e in self.store.iter_edges(kind) if edge_label(e).casefold() in wanted
@@ -497,6 +505,8 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
                 )
                 for edge in edges:
                     key = (edge.src, edge.dst, edge.kind)
+                    if not shown_kind(edge.kind):
+                        continue
                     if key in chosen or (edge.kind == MENTION_EDGE and not from_chunk):
                         continue
                     if edge_label(edge).casefold() in ignore:

@@ -11,6 +11,9 @@
 - ``llm-nary``: HyperGraphRAG's delimited n-ary records (knowledge segments with their
   scored entities), with 2 gleaning passes by default; ``llm-nary:glean=N`` sets them
   (0 = one call per chunk);
+- ``llm-noderag``: NodeRAG's text decomposition (semantic units with their UPPER-CASE
+  entities and relationships), one call per chunk plus a repair call per malformed
+  relationship; no options;
 - ``precomputed:FILE``: HippoRAG-style OpenIE records (``{"id", "entities", "triples"}``);
 - ``none``: no extraction (chunks and vectors only).
 """
@@ -62,6 +65,8 @@ def canonical_spec(spec: str) -> str:
         return "llm"
     if spec in ("llm-nary:glean=2", "llm-nary:"):
         return "llm-nary"  # 2 passes is its default
+    if spec == "llm-noderag:":
+        return "llm-noderag"
     return spec
 
 
@@ -111,7 +116,7 @@ def resolve_extractor(spec: str | Any | None, llm: LLM | None = None) -> Any:
         from hygraph.extract.precomputed import PrecomputedExtractor
 
         return PrecomputedExtractor(rest)
-    if kind in ("llm", "llm-unified", "llm-twostep", "llm-nary"):
+    if kind in ("llm", "llm-unified", "llm-twostep", "llm-nary", "llm-noderag"):
         if llm is None:
             raise ConfigError(
                 f"extractor {spec!r} needs an LLM: pass llm=... (or --llm MODEL), or set "
@@ -124,6 +129,12 @@ def resolve_extractor(spec: str | Any | None, llm: LLM | None = None) -> Any:
             if options:
                 raise ConfigError("llm-twostep takes no options")
             return TwoStepLLMExtractor(llm)
+        if kind == "llm-noderag":
+            if options:
+                raise ConfigError("llm-noderag takes no options")
+            from hygraph.extract.noderag import NodeRAGLLMExtractor
+
+            return NodeRAGLLMExtractor(llm)
         if kind == "llm-nary":
             from hygraph.extract.hyper import NaryLLMExtractor
 
@@ -136,6 +147,6 @@ def resolve_extractor(spec: str | Any | None, llm: LLM | None = None) -> Any:
             raise ConfigError(f"unknown llm extractor options: {', '.join(options)}")
         return UnifiedLLMExtractor(llm, gleaning=gleaning)
     raise ConfigError(
-        f"unknown extractor {spec!r}: use offline, llm, llm-twostep, llm-nary, "
+        f"unknown extractor {spec!r}: use offline, llm, llm-twostep, llm-nary, llm-noderag, "
         "precomputed:FILE or none"
     )

@@ -272,6 +272,7 @@ _MEMBER_KEYS = ("entities", "entity_names", "members", "participants", "argument
 _COMPLETENESS_KEYS = ("completeness", "completeness_score", "score", "confidence")
 
 _UNIT_TEXT_KEYS = ("text", "unit", "statement", "sentence", "content", "event", "description")
+_UNIT_ENTITY_KEYS = ("entities", "entity_names")
 
 
 def _entity(item: Any) -> Entity | None:
@@ -366,13 +367,18 @@ def _fact(item: Any) -> Fact | None:
 
 
 def _unit(item: Any) -> Unit | None:
+    """A unit from a string, a list of strings, or an object with a text (and optionally
+    the names of the entities it mentions)."""
+    entities: list[str] = []
     if isinstance(item, Mapping):
-        text = _text(_pick(_lower_keys(item), _UNIT_TEXT_KEYS))
+        data = _lower_keys(item)
+        text = _text(_pick(data, _UNIT_TEXT_KEYS))
+        entities = list(dict.fromkeys(_members(_pick(data, _UNIT_ENTITY_KEYS))))
     elif isinstance(item, str | list | tuple):
         text = _text(item)
     else:
         text = ""
-    return Unit(text) if text else None
+    return Unit(text, entities) if text else None
 
 
 def _collect(items: Iterable[Any], build: Callable[[Any], Any]) -> tuple[list[Any], int]:

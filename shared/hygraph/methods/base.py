@@ -151,4 +151,4 @@ def get_method(name: str) -> type[Method]:
 
 def _load_builtin() -> None:
     # Importing the modules runs their @register decorators.
-    from hygraph.methods import bm25, hybrid, hypergraph, vanilla  # noqa: F401
+    from hygraph.methods import bm25, hybrid, hypergraph, noderag, vanilla  # noqa: F401

@@ -154,17 +154,28 @@ class EdgeVectorIndex:
             shard.update(UpdateOperation.delete_points([point_id(i) for i in ids]))
             shard.flush()
 
-    def existing(self, name: str, ids: Sequence[str]) -> set[str]:
+    def _retrieve(self, name: str, ids: Sequence[str], with_vector: bool) -> list[Any]:
         if not ids or not self.has_collection(name):
-            return set()
+            return []
         shard = self._shard(name)
-        found: set[str] = set()
+        records: list[Any] = []
         ids = list(ids)
         for start in range(0, len(ids), 1024):
             batch = [point_id(i) for i in ids[start : start + 1024]]
-            records = shard.retrieve(batch, with_payload=["id"], with_vector=False)
-            found.update(r.payload["id"] for r in records)
-        return found
+            records.extend(shard.retrieve(batch, with_payload=["id"], with_vector=with_vector))
+        return records
+
+    def existing(self, name: str, ids: Sequence[str]) -> set[str]:
+        return {r.payload["id"] for r in self._retrieve(name, ids, False)}
+
+    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        out = {}
+        for r in self._retrieve(name, ids, True):
+            vector = r.vector
+            if isinstance(vector, dict):  # named vectors: the single unnamed one
+                vector = next(iter(vector.values()))
+            out[r.payload["id"]] = np.asarray(vector, dtype=np.float32)
+        return out
 
     def count(self, name: str) -> int:
         if not self.has_collection(name):

@@ -124,20 +124,33 @@ class ServerVectorIndex:
             wait=True,
         )
 
-    def existing(self, name: str, ids: Sequence[str]) -> set[str]:
+    def _retrieve(self, name: str, ids: Sequence[str], with_vectors: bool) -> list[Any]:
         if not ids or not self.has_collection(name):
-            return set()
-        found: set[str] = set()
+            return []
+        records: list[Any] = []
         ids = list(ids)
         for start in range(0, len(ids), 512):
-            records = self.client.retrieve(
-                self._name(name),
-                ids=[point_id(i) for i in ids[start : start + 512]],
-                with_payload=["id"],
-                with_vectors=False,
+            records.extend(
+                self.client.retrieve(
+                    self._name(name),
+                    ids=[point_id(i) for i in ids[start : start + 512]],
+                    with_payload=["id"],
+                    with_vectors=with_vectors,
+                )
             )
-            found.update(r.payload["id"] for r in records)
-        return found
+        return records
+
+    def existing(self, name: str, ids: Sequence[str]) -> set[str]:
+        return {r.payload["id"] for r in self._retrieve(name, ids, False)}
+
+    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        out = {}
+        for r in self._retrieve(name, ids, True):
+            vector = r.vector
+            if isinstance(vector, dict):  # named vectors: the single unnamed one
+                vector = next(iter(vector.values()))
+            out[r.payload["id"]] = np.asarray(vector, dtype=np.float32)
+        return out
 
     def count(self, name: str) -> int:
         if not self.has_collection(name):

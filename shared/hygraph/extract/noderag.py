@@ -1,0 +1,501 @@
+"""NodeRAG's text decomposition (spec 004, §3.1) and the parsers of its other LLM replies.
+
+One call per chunk (:func:`hygraph.prompts.noderag.decomposition_messages`) splits the
+chunk into **semantic units**, each with the UPPER-CASE entities it names and its
+relationships as ``"ENTITY A, relation phrase, ENTITY B"`` strings. The reply fills
+:class:`~hygraph.extract.schema.Extraction`:
+
+* ``units``: one :class:`~hygraph.extract.schema.Unit` per semantic unit (the S nodes),
+  with ``entities`` = the unit's entities plus the ends of its relationships, normalised
+  by :func:`normalise_entity` (spec §8 #19: strip, collapse whitespace, upper-case; no
+  alias merging);
+* ``entities``: every such name once, type ``"entity"`` (the N nodes);
+* ``relations``: one :class:`~hygraph.extract.schema.Relation` per relationship
+  (label = the relation phrase, description = ``"SOURCE relation TARGET"``; the R nodes).
+
+A relationship string that does not split into exactly three comma-separated parts gets
+**one repair call** (:func:`hygraph.prompts.noderag.relationship_repair_messages`, spec
+§8 #17); what is still invalid after it is dropped and counted in
+``stats.malformed_items``. A failed repair call never fails the chunk.
+
+The other parsers read the replies of the prompts the NodeRAG builder and retrieval
+make: :func:`parse_high_level_elements` (community elements, §3.3),
+:func:`parse_query_elements` (query entry points, §4.1) and :func:`clean_summary`
+(entity attributes, §3.2). All raise :class:`~hygraph.extract.parse.ParseError` on a
+reply with no usable answer, so a :class:`~hygraph.models.llm.CachedLLM` never caches it.
+
+Failure handling, JSON mode, concurrency and the empty-output guard are those of
+:class:`hygraph.extract.llm._LLMExtractorBase`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from hygraph.errors import ModelError
+from hygraph.extract.llm import _LLMExtractorBase, _one_line
+from hygraph.extract.parse import (
+    ParseError,
+    _items,
+    _lower_keys,
+    _pick,
+    _preview,
+    _sections,
+    _strip_thinking,
+    _text,
+    parse_json_payload,
+)
+from hygraph.extract.schema import (
+    DEFAULT_TYPE,
+    ChunkInput,
+    Entity,
+    Extraction,
+    Extractor,
+    Relation,
+    Unit,
+)
+from hygraph.models.base import LLM
+from hygraph.prompts.noderag import decomposition_messages, relationship_repair_messages
+
+__all__ = [
+    "NodeRAGLLMExtractor",
+    "clean_summary",
+    "normalise_entity",
+    "parse_decomposition",
+    "parse_high_level_elements",
+    "parse_query_elements",
+    "parse_repaired_relationship",
+    "split_relationship",
+]
+
+log = logging.getLogger("hygraph")
+
+Triple = tuple[str, str, str]
+
+# --------------------------------------------------------------------------- small pieces
+
+
+def normalise_entity(name: str) -> str:
+    """An entity name as NodeRAG keys it: stripped, whitespace collapsed, upper-case."""
+    return " ".join(str(name).split()).upper()
+
+
+def split_relationship(text: str) -> Triple | None:
+    """``"A, relation, B"`` as ``(A, relation, B)`` (parts stripped); None unless the text
+    splits on commas into exactly three non-empty parts."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if len(parts) != 3 or not all(parts):
+        return None
+    return parts[0], parts[1], parts[2]
+
+
+def _triple(source: str, relation: str, target: str) -> Triple | None:
+    """A triple with normalised ends and a tidy phrase; None when a part is empty."""
+    source, target = normalise_entity(source), normalise_entity(target)
+    relation = " ".join(relation.split())
+    if not (source and relation and target):
+        return None
+    return source, relation, target
+
+
+_SOURCE_KEYS = ("source", "src", "head", "subject", "source_entity", "entity1", "from")
+_RELATION_KEYS = ("relationship", "relation", "predicate", "label", "relation_type", "verb")
+_TARGET_KEYS = ("target", "tgt", "tail", "object", "target_entity", "entity2", "to")
+
+
+def _triple_from_mapping(item: Mapping[Any, Any]) -> Triple | None:
+    data = _lower_keys(item)
+    return _triple(
+        _text(_pick(data, _SOURCE_KEYS)),
+        _text(_pick(data, _RELATION_KEYS)),
+        _text(_pick(data, _TARGET_KEYS)),
+    )
+
+
+# --------------------------------------------------------------------------- decomposition
+
+_UNIT_LIST_KEYS = ("output", "outputs", "units", "semantic_units")
+_UNIT_TEXT_KEYS = (
+    "semantic_unit",
+    "unit",
+    "text",
+    "semantic_unit_text",
+    "content",
+    "summary",
+    "event",
+)
+_UNIT_ENTITY_KEYS = ("entities", "entity", "entity_names", "named_entities", "entity_list")
+_UNIT_RELATION_KEYS = ("relationships", "relations", "relationship", "relation", "triples")
+
+
+def _relationship(item: Any) -> Triple | str | None:
+    """One relationship item: a triple, a string to repair, or None (junk)."""
+    if isinstance(item, str):
+        raw = " ".join(item.split())
+        if not raw:
+            return None
+        parts = split_relationship(raw)
+        return (_triple(*parts) or raw) if parts else raw
+    if isinstance(item, list | tuple):
+        parts_list = [_text(p) for p in item]
+        if len(parts_list) == 3 and all(parts_list):
+            return _triple(*parts_list)
+        joined = ", ".join(p for p in parts_list if p)
+        return joined or None  # the wrong number of parts: let the repair call sort it out
+    if isinstance(item, Mapping):
+        found = _triple_from_mapping(item)
+        if found is not None:
+            return found
+        data = _lower_keys(item)
+        if _pick(data, _SOURCE_KEYS) is None and _pick(data, _TARGET_KEYS) is None:
+            phrase = _pick(data, _RELATION_KEYS)  # {"relationship": "A, rel, B"}
+            if isinstance(phrase, str):
+                return _relationship(phrase)
+        return None
+    return None
+
+
+def _add_entity(extraction: Extraction, name: str) -> None:
+    if all(e.name != name for e in extraction.entities):
+        extraction.entities.append(Entity(name, DEFAULT_TYPE))
+
+
+def _add_relation(extraction: Extraction, position: int, triple: Triple) -> None:
+    """Add a relation to the extraction; its ends join the unit's entities and the list."""
+    source, relation, target = triple
+    extraction.relations.append(Relation(source, target, relation, f"{source} {relation} {target}"))
+    unit = extraction.units[position]
+    for name in (source, target):
+        if name not in unit.entities:
+            unit.entities.append(name)
+        _add_entity(extraction, name)
+
+
+def _unit_items(payload: Any, text: str) -> list[Any]:
+    """The list of unit objects in a decomposition reply."""
+    if isinstance(payload, list):
+        return payload
+    sections = _sections(payload, {"units": _UNIT_LIST_KEYS})
+    if sections is not None:
+        return _items(sections["units"])
+    if isinstance(payload, Mapping) and _pick(_lower_keys(payload), _UNIT_TEXT_KEYS) is not None:
+        return [payload]  # a single unit object, not wrapped in a list
+    raise ParseError(f"the reply has no 'Output' list of semantic units: {_preview(text)!r}")
+
+
+def parse_decomposition(text: str, chunk_id: str) -> tuple[Extraction, list[tuple[int, str]], int]:
+    """Parse a reply to the decomposition prompt (tolerantly: fences, ``<think>``, repairs).
+
+    The unit list may sit at the top level or under ``Output`` (``units``,
+    ``semantic_units``); each item gives its text under ``semantic_unit`` (``unit``,
+    ``text``), its ``entities``, and its ``relationships`` (``relations``) as
+    ``"A, relation, B"`` strings, ``[A, relation, B]`` lists or
+    ``{"source", "relationship", "target"}`` objects. A bare string item is a unit
+    without entities.
+
+    Returns:
+        the extraction (not yet normalised; unit entities upper-case and including the
+        ends of the unit's relationships, which are in ``entities`` too); the
+        relationship strings to repair as ``(unit position, raw string)``, the position
+        indexing ``extraction.units``; and the number of malformed items dropped (units
+        without a text, empty or non-string entities and relationships).
+
+    Raises:
+        ParseError: no JSON, no unit list, or a non-empty unit list with no usable unit.
+            ``{"Output": []}`` is a valid empty result.
+    """
+    payload = parse_json_payload(text)
+    items = _unit_items(payload, text)
+    extraction = Extraction(chunk_id=chunk_id)
+    pending: list[tuple[int, str]] = []
+    malformed = 0
+    for item in items:
+        unit_text = ""
+        raw_entities: list[Any] = []
+        raw_relations: list[Any] = []
+        if isinstance(item, Mapping):
+            data = _lower_keys(item)
+            unit_text = _text(_pick(data, _UNIT_TEXT_KEYS))
+            raw_entities = _items(_pick(data, _UNIT_ENTITY_KEYS))
+            raw_relations = _items(_pick(data, _UNIT_RELATION_KEYS))
+        elif isinstance(item, str):
+            unit_text = item
+        unit_text = " ".join(unit_text.split())
+        if not unit_text:
+            malformed += 1
+            continue
+        names: list[str] = []
+        for raw in raw_entities:
+            usable = isinstance(raw, str | int | float | Mapping) and not isinstance(raw, bool)
+            name = normalise_entity(_text(raw)) if usable else ""
+            if not name:
+                malformed += 1
+            elif name not in names:
+                names.append(name)
+        position = len(extraction.units)
+        extraction.units.append(Unit(unit_text, names))
+        for name in names:
+            _add_entity(extraction, name)
+        for raw in raw_relations:
+            found = _relationship(raw)
+            if found is None:
+                malformed += 1
+            elif isinstance(found, str):
+                pending.append((position, found))
+            else:
+                _add_relation(extraction, position, found)
+    if items and not extraction.units:
+        raise ParseError(f"no usable semantic unit in the reply: {_preview(text)!r}")
+    return extraction, pending, malformed
+
+
+def parse_repaired_relationship(text: str) -> Triple | None:
+    """The triple in a reply to the relationship-repair prompt, or None.
+
+    Accepts ``{"source", "relationship", "target"}`` (with common key variants, also
+    wrapped one level deep or in a list), a ``[source, relationship, target]`` list, or
+    a bare ``"A, relation, B"`` line. Ends are upper-cased (:func:`normalise_entity`).
+    """
+    try:
+        payload = parse_json_payload(text)
+    except ParseError:
+        body = _strip_thinking(text or "").strip().strip("`").strip()
+        parts = split_relationship(body) if body and "\n" not in body else None
+        return _triple(*parts) if parts else None
+    if isinstance(payload, list):
+        if len(payload) == 3 and all(isinstance(p, str) for p in payload):
+            return _triple(*payload)
+        payload = next((p for p in payload if isinstance(p, Mapping)), None)
+    if not isinstance(payload, Mapping):
+        return None
+    found = _triple_from_mapping(payload)
+    if found is not None:
+        return found
+    for value in payload.values():  # {"result": {...}}
+        if isinstance(value, Mapping):
+            found = _triple_from_mapping(value)
+            if found is not None:
+                return found
+    return None
+
+
+def _require_repaired(text: str) -> Triple:
+    """``parse_repaired_relationship`` for ``CachedLLM.validate``: junk is not cached."""
+    found = parse_repaired_relationship(text)
+    if found is None:
+        raise ParseError(f"no valid relationship in the repair reply: {_preview(text)!r}")
+    return found
+
+
+# --------------------------------------------------------------------------- other replies
+
+_ELEMENT_LIST_KEYS = ("high_level_elements", "elements", "high_level_element", "insights")
+_TITLE_KEYS = ("title", "name", "keywords", "keyword", "topic", "heading")
+_DESCRIPTION_KEYS = ("description", "content", "text", "insight", "summary", "detail", "details")
+_TITLE_WORDS = 8
+_TRAILING_PUNCT = re.compile(r"[\s.,;:!?]+$")
+
+
+def _title_from(description: str) -> str:
+    words = description.split()
+    title = " ".join(words[:_TITLE_WORDS])
+    return _TRAILING_PUNCT.sub("", title) or title
+
+
+def parse_high_level_elements(text: str) -> list[tuple[str, str]]:
+    """``(title, description)`` pairs from a reply to the high-level element prompt.
+
+    The list may sit at the top level or under ``high_level_elements`` (``elements``).
+    Items without a description are skipped; an item with no title gets the first
+    words of its description; a bare string item is a description. Duplicates are kept
+    (the builder merges them by id and counts them).
+
+    Raises:
+        ParseError: no JSON, or an object with no element list.
+    """
+    payload = parse_json_payload(text)
+    if isinstance(payload, list):
+        items = payload
+    else:
+        sections = _sections(payload, {"elements": _ELEMENT_LIST_KEYS})
+        if sections is None:
+            raise ParseError(f"the reply has no 'high_level_elements' list: {_preview(text)!r}")
+        items = _items(sections["elements"])
+    out: list[tuple[str, str]] = []
+    for item in items:
+        if isinstance(item, str):
+            title, description = "", item
+        elif isinstance(item, Mapping):
+            data = _lower_keys(item)
+            title = _text(_pick(data, _TITLE_KEYS), ", ")
+            description = _text(_pick(data, _DESCRIPTION_KEYS))
+        else:
+            continue
+        description = " ".join(description.split())
+        if not description:
+            continue
+        title = " ".join(title.split()) or _title_from(description)
+        out.append((title, description))
+    return out
+
+
+_QUERY_ELEMENT_KEYS = ("elements", "entities", "keywords", "key_elements", "terms", "nouns")
+
+
+def parse_query_elements(text: str, question: str) -> list[str]:
+    """The entities and key nouns in a reply to the query-decomposition prompt.
+
+    Reads the ``elements`` list (or ``entities``, ``keywords``) or a top-level list;
+    strings and numbers are kept, objects contribute their ``name``; items are
+    whitespace-collapsed and deduplicated case-insensitively (first spelling kept). An
+    empty list gives ``[]``: the caller decides the fallback (e.g. the question itself).
+
+    Raises:
+        ParseError: no JSON, or an object with no element list (``question`` is named
+            in the message).
+    """
+    payload = parse_json_payload(text)
+    if isinstance(payload, list):
+        items = payload
+    else:
+        sections = _sections(payload, {"elements": _QUERY_ELEMENT_KEYS})
+        if sections is None:
+            raise ParseError(
+                f"the reply for query {_preview(question, 40)!r} has no 'elements' list: "
+                f"{_preview(text)!r}"
+            )
+        items = _items(sections["elements"])
+    out: list[str] = []
+    seen: set[str] = set()
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, str | int | float | Mapping):
+            continue
+        element = " ".join(_text(item).split())
+        if element and element.casefold() not in seen:
+            seen.add(element.casefold())
+            out.append(element)
+    return out
+
+
+_FENCED = re.compile(r"^```[ \t]*[\w+-]*[ \t]*\n?(.*?)\n?```$", re.DOTALL)
+_LABEL = re.compile(
+    r"^\s*(?:#+\s*)?(?:\*\*|__)?\s*(?:entity\s+|attribute\s+)?"
+    r"(?:summary|profile|portrait|description|attributes?)\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*",
+    re.IGNORECASE,
+)
+_SUMMARY_KEYS = ("summary", "profile", "portrait", "description", "attribute", "text", "content")
+
+
+def clean_summary(text: str) -> str:
+    """The summary text of an attribute reply: ``<think>`` blocks, an enclosing code
+    fence, a JSON wrapper (``{"summary": ...}``) and a leading label such as
+    ``Summary:`` removed.
+
+    Raises:
+        ParseError: nothing is left (an empty reply, or reasoning only).
+    """
+    body = _strip_thinking(text or "").strip()
+    fenced = _FENCED.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    if body.startswith("{") and body.endswith("}"):
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None
+        if isinstance(data, Mapping):
+            inner = _pick(_lower_keys(data), _SUMMARY_KEYS)
+            if isinstance(inner, str):
+                body = inner.strip()
+    body = _LABEL.sub("", body, count=1).strip()
+    if not body:
+        raise ParseError(f"no summary text in the reply: {_preview(text or '')!r}")
+    return body
+
+
+# --------------------------------------------------------------------------- the extractor
+
+
+class NodeRAGLLMExtractor(_LLMExtractorBase):
+    """NodeRAG's decomposition: semantic units with their entities and relationships.
+
+    One decomposition call per chunk, then one repair call per relationship string that
+    did not split into three parts (spec §8 #17). Entities are upper-cased (§8 #19).
+
+    Args:
+        llm: any :class:`~hygraph.models.base.LLM`; wrap it in a
+            :class:`~hygraph.models.llm.CachedLLM` to make rebuilds free (repair calls are
+            cached too; a repair reply with no valid relationship is not).
+        json_mode: send ``response_format={"type": "json_object"}`` (dropped automatically
+            if the endpoint rejects it).
+        temperature: sampling temperature (0, as in the paper).
+        max_tokens: output cap per call; None leaves it to the endpoint.
+        baseline: the extractor the empty-output guard compares with (default: the
+            offline rule-based extractor, loaded on first need).
+    """
+
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        json_mode: bool = True,
+        temperature: float = 0.0,
+        max_tokens: int | None = 4096,
+        baseline: Extractor | None = None,
+    ) -> None:
+        super().__init__(
+            llm,
+            json_mode=json_mode,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            baseline=baseline,
+        )
+        self.name = f"llm-noderag:{llm.name}"
+
+    def __repr__(self) -> str:
+        return f"NodeRAGLLMExtractor(llm={self.llm!r})"
+
+    async def _extract_chunk(self, chunk: ChunkInput) -> tuple[Extraction, int]:
+        def parser(text: str) -> tuple[Extraction, list[tuple[int, str]], int]:
+            return parse_decomposition(text, chunk.id)
+
+        response = await self._call(decomposition_messages(chunk.text), parser)
+        extraction, pending, malformed = parser(response.text)
+        repaired: dict[str, Triple | None] = {}
+        for position, raw in pending:  # few per chunk: one at a time keeps it simple
+            if raw not in repaired:
+                repaired[raw] = await self._repair(chunk, raw)
+            triple = repaired[raw]
+            if triple is None:
+                malformed += 1
+            else:
+                _add_relation(extraction, position, triple)
+        return extraction, malformed
+
+    async def _repair(self, chunk: ChunkInput, raw: str) -> Triple | None:
+        """One repair call; None (logged at debug) when it fails or gives no valid triple."""
+        try:
+            response = await self._call(relationship_repair_messages(raw), _require_repaired)
+        except (ModelError, ParseError) as err:
+            log.debug(
+                "%s: relationship %r of chunk %s dropped: %s",
+                self.name,
+                raw,
+                chunk.id,
+                _one_line(err),
+            )
+            return None
+        triple = parse_repaired_relationship(response.text)
+        if triple is None:
+            log.debug(
+                "%s: relationship %r of chunk %s dropped: the repair gave %r",
+                self.name,
+                raw,
+                chunk.id,
+                _preview(response.text),
+            )
+        return triple

@@ -1,0 +1,514 @@
+"""NodeRAG (``noderag``): decomposition into the heterograph, augmentation through the
+index, exact-match entry points, search quotas and filtering, ablations, incremental
+insert and delete, crash resume, LLM-written attributes and insights, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from hygraph import GraphIndex
+from hygraph.cli import main
+from hygraph.extract import Entity, Extraction, Relation, Unit
+from hygraph.extract.extractive import extractive_summary, sentences
+from hygraph.graph.entity_graph import entity_node_id
+from hygraph.graph.heterograph import (
+    ATTRIBUTE_EDGE,
+    END_EDGE,
+    MEMBER_EDGE,
+    MENTION_EDGE,
+    SEMANTIC_EDGE,
+    STRUCTURAL_EDGES,
+    TEXT_EDGE,
+    TITLE_EDGE,
+    HeterographBuilder,
+    node_type,
+    relationship_id,
+    statement,
+    unit_id,
+)
+from hygraph.graph.store import GraphStore
+from hygraph.ingest import Document
+from hygraph.methods.noderag import NODE_COLLECTION, NodeRAG
+from hygraph.models.base import LLMResponse
+from hygraph.retrieval.exact_match import ExactMatcher
+
+# --------------------------------------------------------------------------- decomposition
+
+
+def ent(name: str) -> str:
+    return entity_node_id(name.casefold())
+
+
+def _extractions() -> list[Extraction]:
+    a = Extraction(
+        "c1",
+        entities=[Entity("Ada Lovelace"), Entity("Charles Babbage"), Entity("London")],
+        relations=[Relation("Ada Lovelace", "Charles Babbage", "worked with")],
+        units=[
+            Unit("Ada Lovelace worked with Charles Babbage in London."),
+            Unit("She wrote the first program.", entities=["ADA LOVELACE"]),
+        ],
+    ).normalised()
+    b = Extraction(
+        "c2",
+        entities=[Entity("Charles Babbage"), Entity("Ada Lovelace")],
+        relations=[Relation("Charles Babbage", "Ada Lovelace", "corresponded with")],
+        units=[Unit("Ada Lovelace worked with Charles Babbage in London.")],
+    ).normalised()
+    return [a, b]
+
+
+def test_decompose_plans_units_relationships_and_their_edges():
+    store = GraphStore(None)
+    dec = HeterographBuilder(store).decompose(_extractions())
+    shared = unit_id("Ada Lovelace worked with Charles Babbage in London.")
+    program = unit_id("She wrote the first program.")
+    nodes = {n.id: n for n in dec.update.nodes}
+    # The unit stated in both chunks is one S node with weight 2 (mention count).
+    assert nodes[shared].data["weight"] == 2 and set(nodes[shared].sources) == {"c1", "c2"}
+    # Units without listed entities link to the chunk entities they name (whole words);
+    # units that list theirs link to those only.
+    edges = {(e.src, e.dst, e.kind): e for e in dec.update.edges}
+    for name in ("Ada Lovelace", "Charles Babbage", "London"):
+        assert (shared, ent(name), MENTION_EDGE) in edges
+    assert edges[(shared, ent("Ada Lovelace"), MENTION_EDGE)].weight == 2.0  # both chunks
+    assert (program, ent("Ada Lovelace"), MENTION_EDGE) in edges
+    assert (program, ent("London"), MENTION_EDGE) not in edges
+    # One R per unordered pair; both directions' statements merge into it.
+    rid = relationship_id(ent("Ada Lovelace"), ent("Charles Babbage"))
+    assert rid == relationship_id(ent("Charles Babbage"), ent("Ada Lovelace"))
+    assert nodes[rid].text == (
+        "Ada Lovelace worked with Charles Babbage; Charles Babbage corresponded with Ada Lovelace"
+    )
+    assert (rid, ent("Ada Lovelace"), END_EDGE) in edges and (
+        rid,
+        ent("Charles Babbage"),
+        END_EDGE,
+    ) in edges
+    assert not any(e.kind == END_EDGE and e.src == shared for e in edges.values())  # R–N only
+    # T–S edges: each chunk to the units decomposed from it.
+    assert {(e.src, e.dst) for e in edges.values() if e.kind == TEXT_EDGE} == {
+        ("c1", shared), ("c1", program), ("c2", shared),
+    }  # fmt: skip
+    g1 = dec.g1
+    assert g1.nodes[shared]["type"] == "S" and g1.nodes[rid]["type"] == "R"
+    assert g1.nodes[ent("Ada Lovelace")]["type"] == "N"
+    assert g1.nodes[ent("Ada Lovelace")]["weight"] == 3  # three unit mentions
+
+
+def test_relationships_can_link_to_their_units():
+    store = GraphStore(None)
+    dec = HeterographBuilder(store, link_relationships_to_units=True).decompose(_extractions())
+    rid = relationship_id(ent("Ada Lovelace"), ent("Charles Babbage"))
+    assert any(e.dst == rid and e.src.startswith("unit:") for e in dec.update.edges)
+
+
+def test_statement_and_node_types():
+    assert statement("A", "", "B") == "A related to B"
+    assert (
+        statement("Ada", "met", "Babbage", "Ada met Babbage in 1833.") == "Ada met Babbage in 1833."
+    )
+    assert statement("Ada", "met", "Babbage", "They met.") == "Ada met Babbage"
+    ids = ("unit:1", "ent:x", "nrel:2", "attr:3", "high:4", "over:5", "c9")
+    assert "".join(node_type(i) for i in ids) == "SNRAHOT"
+
+
+def test_decompose_merges_with_stored_relationship_statements():
+    store = GraphStore(None)
+    builder = HeterographBuilder(store)
+    first, second = _extractions()
+    builder.write(builder.decompose([first]).update)
+    dec = builder.decompose([second])
+    rid = relationship_id(ent("Ada Lovelace"), ent("Charles Babbage"))
+    node = next(n for n in dec.update.nodes if n.id == rid)
+    assert set(node.data["statements"]) == {"c1", "c2"}
+    shared = next(n for n in dec.update.nodes if n.kind == "unit")
+    assert shared.data["weight"] == 2  # counted with the chunk stored earlier
+
+
+# --------------------------------------------------------------------------- exact match
+
+
+def test_exact_match_is_whole_word_phrase_containment():
+    matcher = ExactMatcher(
+        {
+            "n1": "NOBEL PRIZE",
+            "n2": "HINTON",
+            "n3": "NOBELIUM",
+            "o1": "AI importance",
+            "n4": "U.S. Army",
+        }
+    )
+    assert matcher.match(["Nobel"]) == ["n1"]  # not NOBELIUM: whole words only
+    assert matcher.match(["nobel prize", "hinton"]) == ["n1", "n2"]
+    assert matcher.match(["prize nobel"]) == []  # a phrase keeps its order
+    assert matcher.match(["importance"]) == ["o1"]
+    assert matcher.match(["u.s."]) == ["n4"]
+    assert matcher.match(["Nobel"], equal=True) == []
+    assert matcher.match(["nobel  PRIZE"], equal=True) == ["n1"]
+    assert matcher.match(["", "  "]) == []
+
+
+# --------------------------------------------------------------------------- extractive
+
+
+def test_extractive_summary_picks_central_sentences_never_empty():
+    texts = [
+        "The shipyard built ferries. The shipyard closed in 1984.",
+        "The shipyard built ferries.",  # a duplicate counts once
+        "Gulls nest on the cliffs.",
+    ]
+    summary = extractive_summary(texts, max_words=10)
+    assert summary.startswith("The shipyard")
+    assert "Gulls" not in summary and len(summary.split()) <= 10
+    assert extractive_summary(["the of and"], 5) == "the of and"
+    assert extractive_summary([""], 5) == ""
+    long = extractive_summary(["word " * 50], 5)
+    assert long.split()[:5] == ["word"] * 5 and long.endswith("…")
+    assert sentences("One. Two! 3 three?") == ["One.", "Two!", "3 three?"]
+
+
+# --------------------------------------------------------------------------- through the index
+
+DOCS = {
+    "harbour": (
+        "Harrowby Harbour",
+        "Harrowby is a port town on the Grey Sound. Aldercott Shipyard was founded in 1819 by "
+        "Josiah Aldercott on the east bank of Harrowby harbour. Aldercott Shipyard built the "
+        "research vessel Gannet's Reach in 1938. The harbour is divided by the river into two "
+        "basins.",
+    ),
+    "expedition": (
+        "Northern Shelf Expedition",
+        "The Northern Shelf Expedition surveyed the sea floor of the Grey Sound in 1948. It was "
+        "led by Renna Osk, who commanded Gannet's Reach. Renna Osk was born in Harrowby. The "
+        "expedition mapped 2,400 square kilometres of seabed.",
+    ),
+    "mayor": (
+        "Tobiah Quell",
+        "Tobiah Quell was a shipwright at Aldercott Shipyard and later Mayor of Harrowby from "
+        "1947 to 1959. Tobiah Quell oversaw the rebuilding of the Harrowby harbour walls. Quell "
+        "wrote a history of the Harrowby waterfront.",
+    ),
+    "festival": (
+        "Lantern Tide Festival",
+        "The Lantern Tide Festival is held in Harrowby each September. Paper lanterns are set "
+        "afloat from the Harrowby harbour steps. The festival was first held in 1921 by Oren "
+        "Balfry.",
+    ),
+}
+
+
+def _docs(*names: str) -> list[Document]:
+    return [Document(text=DOCS[n][1], id=n, title=DOCS[n][0]) for n in names]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, minilm):
+    """An offline NodeRAG index of the four documents (built once, read-only)."""
+    path = tmp_path_factory.mktemp("noderag") / "index"
+    with GraphIndex(path, embedder=minilm, progress=False) as index:
+        index.insert(_docs(*DOCS), methods=["noderag"])
+    return path
+
+
+def _integrity(index: GraphIndex) -> None:
+    """Every NodeRAG edge joins stored nodes or chunks; every embedded node has a vector."""
+    chunks = set(index.store.chunk_ids())
+    rows = index.store.edge_rows([*STRUCTURAL_EDGES, SEMANTIC_EDGE])
+    ends = {x for s, d, _ in rows for x in (s, d)}
+    nodes = index.store.get_nodes(ends - chunks)
+    for s, d, _ in rows:
+        for x in (s, d):
+            assert x in chunks or x in nodes, (s, d, x)
+    embedded = [
+        n.id
+        for kind in ("unit", "attribute", "high_level")
+        for n in index.store.nodes_of_kind(kind)
+    ]
+    assert index.vectors.count(NODE_COLLECTION) == len(embedded)
+
+
+def test_build_makes_all_seven_types_with_nonempty_texts(built, minilm):
+    with GraphIndex(built, embedder=minilm, progress=False) as index:
+        counts = index.store.counts()
+        kinds = counts["nodes"]
+        for kind in ("unit", "entity", "relationship", "attribute", "high_level", "overview"):
+            assert kinds.get(kind, 0) > 0, kind
+        for kind in ("attribute", "high_level", "overview"):
+            assert all((n.text or "").strip() for n in index.store.nodes_of_kind(kind))
+        edges = counts["edges"]
+        for kind in (MENTION_EDGE, END_EDGE, ATTRIBUTE_EDGE, MEMBER_EDGE, TITLE_EDGE, TEXT_EDGE,
+                     SEMANTIC_EDGE):  # fmt: skip
+            assert edges.get(kind, 0) > 0, kind
+        # Each A hangs off its entity; each O points to an H; H link only to S and A.
+        for a in index.store.nodes_of_kind("attribute"):
+            assert a.data["written_by"] == "extractive"
+            assert a.text.startswith(f"{a.name}:")
+            assert any(e.kind == ATTRIBUTE_EDGE for e in index.store.edges_of(a.id))
+        for src, dst, _ in index.store.edge_rows([MEMBER_EDGE]):
+            assert node_type(src) == "H" and node_type(dst) in ("S", "A")
+        for src, dst, _ in index.store.edge_rows([TITLE_EDGE]):
+            assert node_type(src) == "H" and node_type(dst) == "O"
+        # Semantic edges join embedded types only (T, S, A, H).
+        for src, dst, _ in index.store.edge_rows([SEMANTIC_EDGE]):
+            assert node_type(src) in "TSAH" and node_type(dst) in "TSAH"
+        _integrity(index)
+
+
+def test_search_filters_types_and_respects_quotas(built, minilm):
+    with GraphIndex(built, embedder=minilm, progress=False) as index:
+        method = index.method("noderag:top_k=3,content_quota=2,relationship_quota=4")
+        context = method.retrieve(index, "Who commanded Gannet's Reach on the expedition?")
+        items = context.items
+        kinds = {i.kind for i in items}
+        assert kinds <= {"high_level", "attribute", "unit", "relationship", "chunk"}
+        via = [i for i in items if i.metadata.get("via") == "vector"]
+        assert len(via) == 3  # the vector entry points
+        rels = [i for i in items if i.kind == "relationship"]
+        assert len(rels) <= 4 and all(i.metadata["via"] == "ppr" for i in rels)
+        cross_content = [
+            i for i in items if i.metadata["via"] == "ppr" and i.metadata["type"] in "TS"
+        ]
+        assert len(cross_content) <= 2  # A/H also come from N/O expansion
+        # Sections follow the type order; a type's entries come before its cross nodes.
+        titles = [s.title for s in context.sections]
+        order = ["High-level elements", "Entity attributes", "Semantic units", "Relationships",
+                 "Source passages"]  # fmt: skip
+        assert titles == [t for t in order if t in titles]
+        for section in context.sections:
+            flags = [i.metadata["via"] for i in section.items]
+            assert flags == sorted(flags, key=lambda v: v != "vector")
+        assert context.chunk_ranking()
+
+
+def test_exact_entries_seed_the_walk(built, minilm):
+    with GraphIndex(built, embedder=minilm, progress=False) as index:
+        method = index.method("noderag")
+        terms = method.question_entities(index, "Where was Renna Osk born?")
+        assert "Renna Osk" in terms
+        view = method._view(index)
+        hits = view.matcher.match(terms)
+        assert ent("Renna Osk") in hits
+        # With only exact entries (no vector entries), PPR still reaches content nodes.
+        picked, scores, exact = NodeRAG({"top_k": 0})._walk(index, "Where was Renna Osk born?", [])
+        assert exact and picked and all(node_type(p) not in "NO" for p in picked)
+        units = index.store.get_nodes(p for p in picked if node_type(p) == "S")
+        assert any("Renna Osk" in (n.text or "") for n in units.values())
+
+
+def test_ablations(built, minilm):
+    with GraphIndex(built, embedder=minilm, progress=False) as index:
+        question = "Which shipyard built the vessel Renna Osk commanded?"
+        plain = index.method("noderag:ppr=false").retrieve(index, question, 5)
+        assert len(plain.items) == 5 and all(i.metadata["via"] == "vector" for i in plain.items)
+        no_exact = index.method("noderag:exact_entries=false")
+        _, _, exact = no_exact._walk(index, question, [])
+        assert exact == []
+        full_view = index.method("noderag")._view(index)
+        bare_view = index.method("noderag:semantic_edges=false")._view(index)
+        assert bare_view.adjacency.nnz < full_view.adjacency.nnz
+        lazy = index.method("noderag:ppr_mode=lazy,cap_edge_weights=true").retrieve(index, question)
+        assert lazy.items
+        t_only = index.method("noderag:entry_types=T,ppr=false").retrieve(index, question, 3)
+        assert {i.kind for i in t_only.items} == {"chunk"}
+
+
+def test_insert_and_delete_keep_the_layer_consistent(tmp_path, minilm):
+    path = tmp_path / "idx"
+    with GraphIndex(path, embedder=minilm, progress=False) as index:
+        index.insert(_docs("harbour", "expedition", "mayor"), methods=["noderag"])
+        before = index.store.counts()["nodes"]
+        units_before = {n.id for n in index.store.nodes_of_kind("unit")}
+        attrs_before = {n.id: n.text for n in index.store.nodes_of_kind("attribute")}
+        index.insert(_docs("festival"))  # joins without a rebuild
+        after = index.store.counts()["nodes"]
+        assert after["unit"] > before["unit"]
+        festival_chunk = index.store.chunks_of("festival")[0].id
+        new_units = {n.id for n in index.store.nodes_of_kind("unit")} - units_before
+        assert new_units and all(
+            festival_chunk in index.store.get_nodes([u])[u].sources for u in new_units
+        )
+        # Existing attributes are not rewritten by an insert (spec §5).
+        for aid, text in attrs_before.items():
+            assert index.store.get_nodes([aid])[aid].text == text
+        # New units are reachable: linked to their chunk and to semantic neighbours.
+        some = next(iter(new_units))
+        kinds = {e.kind for e in index.store.edges_of(some)}
+        assert TEXT_EDGE in kinds and SEMANTIC_EDGE in kinds
+        _integrity(index)
+        # Inserting the same documents again changes nothing.
+        again = index.store.counts()
+        index.insert(_docs("festival"))
+        assert index.store.counts() == again
+        # Deleting takes the document's contribution with it.
+        index.delete("festival")
+        _integrity(index)
+        remaining = {n.id for n in index.store.nodes_of_kind("unit")}
+        assert remaining == units_before
+        for node in index.store.nodes_of_kind("relationship"):
+            assert festival_chunk not in node.data["statements"]
+        assert not index.store.nodes_from_sources([festival_chunk])
+        result = index.retrieve("When is the Lantern Tide Festival held?", "noderag")
+        assert festival_chunk not in result.chunks
+
+
+def test_a_crash_mid_build_resumes_without_duplicates(tmp_path, minilm, monkeypatch, built):
+    path = tmp_path / "idx"
+    calls = {"n": 0}
+    original = NodeRAG._high_level
+
+    def crash(self, *args, **kwargs):
+        calls["n"] += 1
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(NodeRAG, "_high_level", crash)
+    with GraphIndex(path, embedder=minilm, progress=False) as index:
+        with pytest.raises(RuntimeError):
+            index.insert(_docs(*DOCS), methods=["noderag"])
+    monkeypatch.setattr(NodeRAG, "_high_level", original)
+    with GraphIndex(path, embedder=minilm, progress=False) as index:
+        index.insert([], methods=["noderag"])
+        resumed = index.store.counts()
+        _integrity(index)
+    with GraphIndex(built, embedder=minilm, progress=False) as index:
+        clean = index.store.counts()
+    assert calls["n"] == 1
+    assert resumed["nodes"] == clean["nodes"] and resumed["edges"] == clean["edges"]
+
+
+# --------------------------------------------------------------------------- with an LLM
+
+
+class ScriptedLLM:
+    """Test double: a scripted stand-in for a chat model. It recognises NodeRAG's prompts
+    by their system message and answers with realistic replies: attribute portraits (one
+    wrapped in a preamble label and a code fence), high-level elements as JSON (one reply
+    in prose, which must fall back to an extractive element), query elements as JSON, and
+    answers. ``fail`` makes every call raise, as an unreachable endpoint would."""
+
+    name = "scripted"
+
+    def __init__(self, fail: bool = False):
+        from hygraph.prompts import noderag as p
+
+        self.p = p
+        self.fail = fail
+        self.seen: list[str] = []
+        self.high_calls = 0
+
+    def _reply(self, messages) -> str:
+        system = messages[0]["content"]
+        user = messages[-1]["content"]
+        p = self.p
+        if system[:40] == p.ATTRIBUTE_SYSTEM[:40]:
+            self.seen.append("attribute")
+            return "```\nSummary: A notable figure of the Harrowby waterfront.\n```"
+        if system[:40] == p.HIGH_LEVEL_SYSTEM[:40]:
+            self.seen.append("high_level")
+            self.high_calls += 1
+            if self.high_calls == 1:
+                return "I am sorry, I cannot produce JSON today."
+            return json.dumps(
+                {
+                    "high_level_elements": [
+                        {
+                            "title": "Maritime heritage",
+                            "description": "Shipbuilding shaped the town.",
+                        },
+                        {"title": "Civic life", "description": "Mayors rebuilt the harbour."},
+                    ]
+                }
+            )
+        if system[:40] == p.QUERY_ELEMENTS_SYSTEM[:40]:
+            self.seen.append("query")
+            return '{"elements": ["Renna Osk", "Maritime heritage"]}'
+        if system[:40] == p.ANSWER_SYSTEM[:40]:
+            self.seen.append("answer")
+            assert "Renna" in user or "context" in user.lower()
+            return "Renna Osk was born in Harrowby."
+        raise AssertionError(f"unexpected prompt: {system[:60]!r}")
+
+    async def acomplete(self, messages, **params):
+        return self.complete(messages, **params)
+
+    def complete(self, messages, **params):
+        if self.fail:
+            from hygraph.errors import ModelError
+
+            raise ModelError("connection refused")
+        return LLMResponse(self._reply(messages), 10, 5)
+
+
+def test_llm_writes_attributes_and_insights_with_fallbacks(tmp_path, minilm):
+    llm = ScriptedLLM()
+    with GraphIndex(tmp_path / "idx", embedder=minilm, llm=llm, progress=False) as index:
+        index.insert(_docs(*DOCS), methods=["noderag"])
+        attrs = index.store.nodes_of_kind("attribute")
+        assert attrs and all(
+            a.text == "A notable figure of the Harrowby waterfront." for a in attrs
+        )
+        assert all(a.data["written_by"] == "llm" for a in attrs)
+        highs = {n.text for n in index.store.nodes_of_kind("high_level")}
+        assert "Shipbuilding shaped the town." in highs
+        titles = {n.text for n in index.store.nodes_of_kind("overview")}
+        assert "Maritime heritage" in titles
+        assert len(highs) >= 3  # the prose reply fell back to an extractive element
+        result = index.query("Where was Renna Osk born?", "noderag", answer=True)
+        assert result.answer == "Renna Osk was born in Harrowby."
+        assert "query" in llm.seen and "answer" in llm.seen
+        # The query element "Maritime heritage" matches an O title: its H joins the walk.
+        method = index.method("noderag")
+        _, _, exact = method._walk(index, "Where was Renna Osk born?", [])
+        assert any(node_type(x) == "O" for x in exact)
+
+
+def test_failing_llm_falls_back_to_extractive(tmp_path, minilm):
+    with GraphIndex(tmp_path / "idx", embedder=minilm, progress=False) as index:
+        index.insert(_docs("harbour", "mayor"), methods=["vanilla"])
+    with GraphIndex(tmp_path / "idx", llm=ScriptedLLM(fail=True), progress=False) as index:
+        index.insert([], methods=["noderag"])
+        assert all(
+            a.data["written_by"] == "extractive" for a in index.store.nodes_of_kind("attribute")
+        )
+        assert all(n.text for n in index.store.nodes_of_kind("high_level"))
+        result = index.retrieve("Who was Mayor of Harrowby?", "noderag")  # entries: vectors only
+        assert result.items
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def test_cli_index_and_query_json(tmp_path, capsys, built):
+    path = tmp_path / "copy"
+    shutil.copytree(built, path)
+    assert main(["query", "--index", str(path), "--method", "noderag", "--json",
+                 "Who founded Aldercott Shipyard?"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "noderag" and out["context_tokens"] > 0
+    assert {i["kind"] for i in out["items"]} <= {
+        "high_level",
+        "attribute",
+        "unit",
+        "relationship",
+        "chunk",
+    }
+    assert main(["query", "--index", str(path), "--method", "noderag:ppr_mode=bad", "x"]) != 0
+
+
+def test_view_matrix_counts_overlapping_edges_twice(built, minilm):
+    with GraphIndex(built, embedder=minilm, progress=False) as index:
+        view = index.method("noderag")._view(index)
+        rows = index.store.edge_rows([*STRUCTURAL_EDGES, SEMANTIC_EDGE])
+        pairs: dict[tuple[str, str], float] = {}
+        for s, d, w in rows:
+            key = (s, d) if s < d else (d, s)
+            pairs[key] = pairs.get(key, 0.0) + w
+        (a, b), w = max(pairs.items(), key=lambda kv: kv[1])
+        dense = view.adjacency.toarray()
+        assert dense[view.position[a], view.position[b]] == pytest.approx(w)
+        assert np.allclose(dense, dense.T)
