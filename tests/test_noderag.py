@@ -295,7 +295,9 @@ def test_exact_entries_seed_the_walk(built, minilm):
         hits = view.matcher.match(terms)
         assert ent("Renna Osk") in hits
         # With only exact entries (no vector entries), PPR still reaches content nodes.
-        picked, scores, exact = NodeRAG({"top_k": 0})._walk(index, "Where was Renna Osk born?", [])
+        picked, scores, exact, _ = NodeRAG({"top_k": 0})._walk(
+            index, "Where was Renna Osk born?", []
+        )
         assert exact and picked and all(node_type(p) not in "NO" for p in picked)
         units = index.store.get_nodes(p for p in picked if node_type(p) == "S")
         assert any("Renna Osk" in (n.text or "") for n in units.values())
@@ -307,7 +309,7 @@ def test_ablations(built, minilm):
         plain = index.method("noderag:ppr=false").retrieve(index, question, 5)
         assert len(plain.items) == 5 and all(i.metadata["via"] == "vector" for i in plain.items)
         no_exact = index.method("noderag:exact_entries=false")
-        _, _, exact = no_exact._walk(index, question, [])
+        _, _, exact, _ = no_exact._walk(index, question, [])
         assert exact == []
         full_view = index.method("noderag")._view(index)
         bare_view = index.method("noderag:semantic_edges=false")._view(index)
@@ -316,6 +318,20 @@ def test_ablations(built, minilm):
         assert lazy.items
         t_only = index.method("noderag:entry_types=T,ppr=false").retrieve(index, question, 3)
         assert {i.kind for i in t_only.items} == {"chunk"}
+
+
+def test_fused_variant_ranks_passages_by_dense_and_walk(built, minilm):
+    with GraphIndex(built, embedder=minilm, progress=False) as index:
+        question = "Which shipyard built the vessel Renna Osk commanded?"
+        fused = index.method("noderag-fused").retrieve(index, question)
+        assert fused.sections[0].title == "Source passages"
+        passages = fused.sections[0].items
+        assert 0 < len(passages) <= 5 and all(i.kind == "chunk" for i in passages)
+        ranking = fused.chunk_ranking()
+        assert [i.id for i in passages] == ranking[: len(passages)]
+        dense = [h.id for h in index.search_chunks(question, 50)]
+        assert set(ranking) >= set(dense)  # the dense ranking is one of the fused lists
+        assert index.method("noderag-fused").config.semantic_edges is False
 
 
 def test_insert_and_delete_keep_the_layer_consistent(tmp_path, minilm):
@@ -463,7 +479,7 @@ def test_llm_writes_attributes_and_insights_with_fallbacks(tmp_path, minilm):
         assert "query" in llm.seen and "answer" in llm.seen
         # The query element "Maritime heritage" matches an O title: its H joins the walk.
         method = index.method("noderag")
-        _, _, exact = method._walk(index, "Where was Renna Osk born?", [])
+        _, _, exact, _ = method._walk(index, "Where was Renna Osk born?", [])
         assert any(node_type(x) == "O" for x in exact)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hygraph.methods.base import Method, MethodConfig, get_method, register
 from hygraph.retrieval.context import Context
+from hygraph.retrieval.fusion import reciprocal_rank_fusion
 
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
@@ -51,15 +52,12 @@ class Hybrid(Method):
         depth = max(k, self.config.candidates)
         dense = [h.id for h in index.search_chunks(question, depth)]
         lexical = [item.id for item in self._bm25.retrieve(index, question, depth).items]
-        scores: dict[str, float] = {}
-        for ranking, weight in (
-            (dense, self.config.dense_weight),
-            (lexical, self.config.bm25_weight),
-        ):
-            for rank, chunk_id in enumerate(ranking, start=1):
-                scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (self.config.rrf_k + rank)
-        ranked = sorted(scores, key=lambda c: -scores[c])[:k]
-        items = index.chunk_evidence([(c, scores[c]) for c in ranked])
+        fused = reciprocal_rank_fusion(
+            [dense, lexical],
+            self.config.rrf_k,
+            [self.config.dense_weight, self.config.bm25_weight],
+        )
+        items = index.chunk_evidence(fused[:k])
         context = Context()
         context.add("Passages", items)
         return context

@@ -56,6 +56,7 @@ from hygraph.graph.store import Node
 from hygraph.methods.base import Method, MethodConfig, register
 from hygraph.retrieval.context import Context
 from hygraph.retrieval.evidence import Evidence
+from hygraph.retrieval.fusion import reciprocal_rank_fusion
 
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
@@ -494,11 +495,7 @@ class Hypergraph(Method):
             rankings.append(list(dict.fromkeys(chunks)))
         weights = [float(w) for w in cfg.fusion_weights.split("+")]
         weights += [weights[-1]] * (len(rankings) - len(weights))  # later hops: bridge weight
-        scores: dict[str, float] = {}
-        for ranking, weight in zip(rankings, weights, strict=False):
-            for rank, chunk_id in enumerate(ranking, start=1):
-                scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (cfg.rrf_k + rank)
-        return sorted(scores.items(), key=lambda x: -x[1])
+        return reciprocal_rank_fusion(rankings, cfg.rrf_k, weights[: len(rankings)])
 
     def _bridge_facts(
         self,
