@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--extractor",
         help="offline (default for a new index), llm, llm-twostep, llm-nary[:glean=N], "
-        "precomputed:FILE or none; fixed per index",
+        "llm-noderag, precomputed:FILE or none; fixed per index",
     )
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--extractor",
         default="offline",
-        help="offline (default), llm, llm-twostep, llm-nary[:glean=N] or precomputed:FILE",
+        help="offline (default), llm, llm-twostep, llm-nary[:glean=N], llm-noderag "
+        "or precomputed:FILE",
     )
     p.add_argument("--chunk-size", type=int, default=1200, help="tokens per chunk (default 1200)")
     p.add_argument("--chunk-overlap", type=int, default=100, help="overlap (default 100)")

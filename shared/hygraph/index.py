@@ -125,8 +125,9 @@ class GraphIndex:
             bundled MiniLM for a new index. A different one than the index's is an error.
         llm: a model name for an OpenAI-compatible endpoint or an LLM object; only needed for
             answers, LLM extraction and LLM-based methods. Defaults to ``OPENAI_MODEL`` when set.
-        extractor: ``offline`` (default), ``llm``, ``llm-twostep``, ``precomputed:FILE``,
-            ``none``, or an extractor object (see :mod:`hygraph.extract`). Fixed per index.
+        extractor: ``offline`` (default), ``llm``, ``llm-twostep``, ``llm-nary``,
+            ``llm-noderag``, ``precomputed:FILE``, ``none``, or an extractor object (see
+            :mod:`hygraph.extract`). Fixed per index.
         qdrant_url, qdrant_api_key, qdrant_client: keep vectors on a Qdrant server instead of
             the embedded Qdrant Edge under ``<path>/qdrant``.
         chunk_size, chunk_overlap: token window for new indexes (papers: 1200/100).

@@ -102,16 +102,18 @@ class _LLMExtractorBase:
 
     name: str
     stats: ExtractionStats
+    kind: str = "llm"  # the extractor spec's kind; ``name`` is ``"{kind}:{llm name}"``
 
     def __init__(
         self,
         llm: LLM,
         *,
-        json_mode: bool,
-        temperature: float,
-        max_tokens: int | None,
-        baseline: Extractor | None,
+        json_mode: bool = True,
+        temperature: float = 0.0,
+        max_tokens: int | None = 4096,
+        baseline: Extractor | None = None,
     ) -> None:
+        self.name = f"{self.kind}:{llm.name}"
         self.llm = llm
         self.json_mode = json_mode
         self.temperature = float(temperature)
@@ -124,6 +126,9 @@ class _LLMExtractorBase:
         self._probe_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
         )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(llm={self.llm!r})"
 
     # -- one call -------------------------------------------------------------
 
@@ -416,26 +421,7 @@ class TwoStepLLMExtractor(_LLMExtractorBase):
         baseline: the extractor the empty-output guard compares with.
     """
 
-    def __init__(
-        self,
-        llm: LLM,
-        *,
-        json_mode: bool = True,
-        temperature: float = 0.0,
-        max_tokens: int | None = 4096,
-        baseline: Extractor | None = None,
-    ) -> None:
-        super().__init__(
-            llm,
-            json_mode=json_mode,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            baseline=baseline,
-        )
-        self.name = f"llm-twostep:{llm.name}"
-
-    def __repr__(self) -> str:
-        return f"TwoStepLLMExtractor(llm={self.llm!r})"
+    kind = "llm-twostep"
 
     async def _extract_chunk(self, chunk: ChunkInput) -> tuple[Extraction, int]:
         response = await self._call(ner_messages(chunk.text), parse_ner)

@@ -47,6 +47,7 @@ from hygraph.extract.parse import (
     _sections,
     _strip_thinking,
     _text,
+    listed_items,
     parse_json_payload,
 )
 from hygraph.extract.schema import (
@@ -54,11 +55,9 @@ from hygraph.extract.schema import (
     ChunkInput,
     Entity,
     Extraction,
-    Extractor,
     Relation,
     Unit,
 )
-from hygraph.models.base import LLM
 from hygraph.prompts.noderag import decomposition_messages, relationship_repair_messages
 
 __all__ = [
@@ -317,14 +316,7 @@ def parse_high_level_elements(text: str) -> list[tuple[str, str]]:
     Raises:
         ParseError: no JSON, or an object with no element list.
     """
-    payload = parse_json_payload(text)
-    if isinstance(payload, list):
-        items = payload
-    else:
-        sections = _sections(payload, {"elements": _ELEMENT_LIST_KEYS})
-        if sections is None:
-            raise ParseError(f"the reply has no 'high_level_elements' list: {_preview(text)!r}")
-        items = _items(sections["elements"])
+    items = listed_items(text, _ELEMENT_LIST_KEYS, "high_level_elements")
     out: list[tuple[str, str]] = []
     for item in items:
         if isinstance(item, str):
@@ -358,17 +350,8 @@ def parse_query_elements(text: str, question: str) -> list[str]:
         ParseError: no JSON, or an object with no element list (``question`` is named
             in the message).
     """
-    payload = parse_json_payload(text)
-    if isinstance(payload, list):
-        items = payload
-    else:
-        sections = _sections(payload, {"elements": _QUERY_ELEMENT_KEYS})
-        if sections is None:
-            raise ParseError(
-                f"the reply for query {_preview(question, 40)!r} has no 'elements' list: "
-                f"{_preview(text)!r}"
-            )
-        items = _items(sections["elements"])
+    about = f" for query {_preview(question, 40)!r}"
+    items = listed_items(text, _QUERY_ELEMENT_KEYS, "elements", about)
     out: list[str] = []
     seen: set[str] = set()
     for item in items:
@@ -438,26 +421,7 @@ class NodeRAGLLMExtractor(_LLMExtractorBase):
             offline rule-based extractor, loaded on first need).
     """
 
-    def __init__(
-        self,
-        llm: LLM,
-        *,
-        json_mode: bool = True,
-        temperature: float = 0.0,
-        max_tokens: int | None = 4096,
-        baseline: Extractor | None = None,
-    ) -> None:
-        super().__init__(
-            llm,
-            json_mode=json_mode,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            baseline=baseline,
-        )
-        self.name = f"llm-noderag:{llm.name}"
-
-    def __repr__(self) -> str:
-        return f"NodeRAGLLMExtractor(llm={self.llm!r})"
+    kind = "llm-noderag"
 
     async def _extract_chunk(self, chunk: ChunkInput) -> tuple[Extraction, int]:
         def parser(text: str) -> tuple[Extraction, list[tuple[int, str]], int]:

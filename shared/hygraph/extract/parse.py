@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from json_repair import repair_json
@@ -480,6 +480,22 @@ def _ner_name(item: Any) -> str | None:
     return None
 
 
+def listed_items(text: str, keys: Sequence[str], what: str, about: str = "") -> list[Any]:
+    """The items of a reply that is a JSON list, or an object holding one under ``keys``.
+
+    Raises:
+        ParseError: no JSON, or an object with none of ``keys`` (``what`` names the list
+            in the message, ``about`` what the reply was for).
+    """
+    payload = parse_json_payload(text)
+    if isinstance(payload, list):
+        return payload
+    sections = _sections(payload, {"items": tuple(keys)})
+    if sections is None:
+        raise ParseError(f"the reply{about} has no {what!r} list: {_preview(text)!r}")
+    return _items(sections["items"])
+
+
 def parse_ner(text: str) -> tuple[list[str], int]:
     """Parse a reply to the NER prompt: ``{"named_entities": [...]}`` or a bare list.
 
@@ -492,14 +508,7 @@ def parse_ner(text: str) -> tuple[list[str], int]:
     Raises:
         ParseError: no JSON, or an object with none of the expected keys.
     """
-    payload = parse_json_payload(text)
-    if isinstance(payload, list):
-        items = payload
-    else:
-        sections = _sections(payload, {"names": _NER_KEYS})
-        if sections is None:
-            raise ParseError(f"the reply has no 'named_entities' key: {_preview(text)!r}")
-        items = _items(sections["names"])
+    items = listed_items(text, _NER_KEYS, "named_entities")
     names: list[str] = []
     bad = 0
     for item in items:

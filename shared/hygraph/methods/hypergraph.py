@@ -49,7 +49,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hygraph.errors import ConfigError, ModelError
+from hygraph.errors import ConfigError
 from hygraph.graph.entity_graph import ENTITY_KIND
 from hygraph.graph.hypergraph import Bipartite, Hyperedge, HypergraphBuilder
 from hygraph.graph.store import Node
@@ -272,25 +272,18 @@ class Hypergraph(Method):
     def question_entities(self, index: GraphIndex, question: str) -> list[str]:
         """The entities named in ``question`` (spec §4.1), or ``[question]`` when none."""
         mode = self.config.query_entities
-        llm = index.llm if mode in ("auto", "llm") else None
-        if mode == "llm" and llm is None:
-            raise ConfigError("query_entities=llm needs an LLM: pass llm=... or set OPENAI_MODEL")
-        if llm is not None:
-            from hygraph.extract.records import parse_question_entities
-            from hygraph.prompts.hypergraph import question_entities_messages
-
-            try:
-                reply = llm.complete(question_entities_messages(question), temperature=0)
-            except ModelError as err:  # retrieval still works from the whole question
-                log.warning("question entities: the LLM failed (%s); using the question", err)
-                return [question]
-            return parse_question_entities(reply.text, question)
         if mode == "question":
             return [question]
-        from hygraph.extract.offline import find_entities
+        from hygraph.extract.records import parse_question_entities
+        from hygraph.prompts.hypergraph import question_entities_messages
+        from hygraph.retrieval.question import question_entities
 
-        names = list(dict.fromkeys(m.name for m in find_entities(question)))
-        return names or [question]
+        found = question_entities(
+            index, question, mode,
+            messages=question_entities_messages, parse=parse_question_entities,
+            label="hypergraph", fallback="using the question",
+        )  # fmt: skip
+        return found or [question]
 
     def _entity_hits(self, index: GraphIndex, names: list[str], use: bool) -> list[_Scored]:
         """Entity retrieval R_V (spec §4.2): one vector for the joined question entities."""

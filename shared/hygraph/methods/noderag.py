@@ -761,24 +761,20 @@ class NodeRAG(Method):
         return view
 
     def question_entities(self, index: GraphIndex, question: str) -> list[str]:
-        """The question's entities and key terms (spec §4.1): the LLM's, or the offline rules'."""
-        mode = self.config.query_entities
-        llm = index.llm if mode in ("auto", "llm") else None
-        if mode == "llm" and llm is None:
-            raise ConfigError("query_entities=llm needs an LLM: pass llm=... or set OPENAI_MODEL")
-        if llm is not None:
-            from hygraph.extract.noderag import parse_query_elements
-            from hygraph.prompts.noderag import query_elements_messages
+        """The question's entities and key terms (spec §4.1): the LLM's, or the offline rules'.
 
-            try:
-                reply = llm.complete(query_elements_messages(question), temperature=0)
-                return parse_query_elements(reply.text, question)
-            except Exception as err:  # noqa: BLE001 - the vector entries still work
-                log.warning("noderag: question entities failed (%s); vector entries only", err)
-                return []
-        from hygraph.extract.offline import find_entities
+        If the LLM fails, there are no exact entry points (the vector ones still work).
+        """
+        from hygraph.extract.noderag import parse_query_elements
+        from hygraph.prompts.noderag import query_elements_messages
+        from hygraph.retrieval.question import question_entities
 
-        return list(dict.fromkeys(m.name for m in find_entities(question)))
+        found = question_entities(
+            index, question, self.config.query_entities,
+            messages=query_elements_messages, parse=parse_query_elements, label="noderag",
+            fallback="vector entry points only",
+        )  # fmt: skip
+        return found or []
 
     def _vector_entries(
         self, index: GraphIndex, query: np.ndarray, k: int

@@ -82,5 +82,16 @@ def with_graph_id(graph_id: str, payload: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def record_vectors(records: Sequence[Any]) -> dict[str, np.ndarray]:
+    """Graph id → vector of retrieved Qdrant records (a single named vector is unwrapped)."""
+    out: dict[str, np.ndarray] = {}
+    for record in records:
+        vector = record.vector
+        if isinstance(vector, dict):
+            vector = next(iter(vector.values()))
+        out[record.payload["id"]] = np.asarray(vector, dtype=np.float32)
+    return out
+
+
 def as_vector_list(vector: np.ndarray) -> list[float]:
     return np.asarray(vector, dtype=np.float32).ravel().tolist()

@@ -23,6 +23,7 @@ from hygraph.vectors.base import (
     Where,
     as_vector_list,
     point_id,
+    record_vectors,
     with_graph_id,
 )
 
@@ -169,13 +170,7 @@ class EdgeVectorIndex:
         return {r.payload["id"] for r in self._retrieve(name, ids, False)}
 
     def vectors(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        out = {}
-        for r in self._retrieve(name, ids, True):
-            vector = r.vector
-            if isinstance(vector, dict):  # named vectors: the single unnamed one
-                vector = next(iter(vector.values()))
-            out[r.payload["id"]] = np.asarray(vector, dtype=np.float32)
-        return out
+        return record_vectors(self._retrieve(name, ids, True))
 
     def count(self, name: str) -> int:
         if not self.has_collection(name):
