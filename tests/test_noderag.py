@@ -373,6 +373,20 @@ def test_insert_and_delete_keep_the_layer_consistent(tmp_path, minilm):
         assert festival_chunk not in result.chunks
 
 
+def test_rebuild_recomputes_the_layer_over_the_whole_corpus(tmp_path, minilm, built):
+    path = tmp_path / "idx"
+    with GraphIndex(path, embedder=minilm, progress=False) as index:
+        index.insert(_docs("harbour", "expedition"), methods=["noderag"])
+        index.insert(_docs("mayor", "festival"))  # incremental: its own communities
+        index.rebuild(["noderag"])
+        _integrity(index)
+        rebuilt = index.store.counts()
+    with GraphIndex(built, embedder=minilm, progress=False) as index:
+        clean = index.store.counts()
+    assert rebuilt["nodes"] == clean["nodes"] and rebuilt["edges"] == clean["edges"]
+    assert main(["index", "--index", str(path), "--method", "noderag", "--rebuild"]) == 0
+
+
 def test_a_crash_mid_build_resumes_without_duplicates(tmp_path, minilm, monkeypatch, built):
     path = tmp_path / "idx"
     calls = {"n": 0}

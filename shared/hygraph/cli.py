@@ -60,6 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="method to build (repeatable; default: vanilla and bm25 for a new index)",
     )
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="build the given methods again from scratch (noderag: recompute communities, "
+        "attributes and insights over the whole corpus after inserts)",
+    )
     p.add_argument("--chunk-size", type=int, help="tokens per chunk (default 1200)")
     p.add_argument(
         "--chunk-overlap", type=int, help="tokens shared by neighbour chunks (default 100)"
@@ -215,6 +221,10 @@ def cmd_index(args: argparse.Namespace) -> int:
             raise HygraphError("nothing to do: give files or folders to index, or --method")
         methods = args.methods or (None if index.methods else list(DEFAULT_METHODS))
         report = index.insert(args.paths, methods=methods, max_bytes=args.max_bytes)
+        if args.rebuild:
+            if not args.methods:
+                raise HygraphError("--rebuild needs --method NAME")
+            report = index.rebuild(args.methods)
         if args.json:
             _print_json({**report.to_dict(), "index": str(index.path), "methods": index.methods})
             return 0

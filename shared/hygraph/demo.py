@@ -45,7 +45,7 @@ def run_demo(
 ) -> int:
     from hygraph.index import GraphIndex
 
-    methods = methods or ["vanilla", "bm25", "hypergraph-bridge"]
+    methods = methods or ["vanilla", "bm25", "hypergraph-bridge", "noderag"]
     tmp = None
     if index_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="hygraph-demo-")

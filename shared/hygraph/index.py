@@ -556,6 +556,20 @@ class GraphIndex:
             method.build(self, pending)
             self.store.mark_done(task, pending)
 
+    def rebuild(self, methods: Sequence[str]) -> InsertReport:
+        """Build ``methods`` again from scratch over the indexed chunks.
+
+        For methods whose inserts do not recompute everything (``noderag`` keeps its
+        communities, elements and attributes), this recomputes them over the whole corpus.
+        """
+        for name in methods:
+            base, _ = parse_method_spec(name)
+            if base not in self.manifest.methods:
+                raise ConfigError(f"method {base!r} is not built in index {self.path}")
+            self.method(base).reset(self)
+            self.store.clear_progress(f"method:{base}")
+        return self.insert([], methods=list(methods))
+
     def delete(self, doc_id: str) -> DeleteResult:
         """Remove a document and everything derived only from it."""
         if self.store.document_hash(doc_id) is None:

@@ -110,6 +110,13 @@ class Method:
     def delete(self, index: GraphIndex, removed: DeleteResult) -> None:
         """Drop what a deleted document contributed. Default: nothing to drop."""
 
+    def reset(self, index: GraphIndex) -> None:
+        """Remove this method's layer so the next build starts over (:meth:`GraphIndex.rebuild`).
+
+        Only methods whose inserts update their layer approximately need it (NodeRAG keeps
+        its communities and attributes); the default leaves the layer as it is.
+        """
+
     def retrieve(self, index: GraphIndex, question: str, top_k: int | None = None) -> Context:
         raise NotImplementedError
 

@@ -631,6 +631,28 @@ class NodeRAG(Method):
         hits.sort(key=lambda h: -h.score)
         return [(h.id, float(h.score)) for h in hits[:k]]
 
+    def reset(self, index: GraphIndex) -> None:
+        """Remove the whole layer (nodes, ``nr_*`` edges, vectors, progress marks)."""
+        from hygraph.graph.heterograph import TYPE_KINDS
+
+        nodes = [
+            n.id
+            for letter, kind in TYPE_KINDS.items()
+            if letter != "N"  # entities belong to the shared graph
+            for n in index.store.nodes_of_kind(kind)
+        ]
+        edges = [
+            (e.src, e.dst, e.kind)
+            for kind in (*STRUCTURAL_EDGES, SEMANTIC_EDGE)
+            for e in index.store.iter_edges(kind)
+        ]
+        with index.store.transaction():
+            index.store.delete_nodes(nodes)
+            index.store.delete_edges(edges)
+            index.store.clear_progress(LAYER_TASK)
+        index.delete_vectors(NODE_COLLECTION, [n for n in nodes if node_type(n) in "SAH"])
+        self._views = {}
+
     # -- delete -----------------------------------------------------------------------
 
     def delete(self, index: GraphIndex, removed: DeleteResult) -> None:
