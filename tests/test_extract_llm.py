@@ -9,17 +9,16 @@ truncated output, Python-style quotes, refusals, empty strings) and records ever
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import logging
 import warnings
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from doubles import Reply, Responder, ScriptedLLM
 
 from hygraph.errors import HygraphError, ModelError
 from hygraph.extract.llm import EmptyExtractionWarning, TwoStepLLMExtractor, UnifiedLLMExtractor
@@ -39,7 +38,7 @@ from hygraph.extract.schema import (
     ExtractionStats,
     Extractor,
 )
-from hygraph.models.base import LLM, LLMResponse, Message
+from hygraph.models.base import LLM, Message
 from hygraph.models.cache import DiskCache
 from hygraph.models.llm import CachedLLM, OpenAILLM
 from hygraph.prompts import extraction as prompts
@@ -191,49 +190,6 @@ EMPTY_LISTS = '{"entities": [], "relations": [], "facts": [], "units": []}'
 
 
 # --------------------------------------------------------------------------- doubles
-
-Reply = str | Exception | LLMResponse
-Responder = Callable[[list[Message], dict[str, Any]], Reply]
-
-
-class ScriptedLLM:
-    """A test double for the LLM protocol: scripted replies, recorded calls.
-
-    Replies come from ``replies`` in order (one per call; a string is the text, an
-    exception is raised, an :class:`LLMResponse` is returned as is) or, when
-    ``responder`` is given, from ``responder(messages, params)``. Every call's messages
-    and params are recorded in :attr:`calls`.
-    """
-
-    def __init__(
-        self,
-        replies: Sequence[Reply] = (),
-        *,
-        responder: Responder | None = None,
-        name: str = "scripted-model",
-    ) -> None:
-        self.name = name
-        self.replies: deque[Reply] = deque(replies)
-        self.responder = responder
-        self.calls: list[tuple[list[Message], dict[str, Any]]] = []
-
-    async def acomplete(self, messages: Sequence[Message], **params: Any) -> LLMResponse:
-        self.calls.append((copy.deepcopy(list(messages)), dict(params)))
-        await asyncio.sleep(0)  # let other tasks interleave, as a real endpoint would
-        if self.responder is not None:
-            reply = self.responder(list(messages), dict(params))
-        elif self.replies:
-            reply = self.replies.popleft()
-        else:
-            raise AssertionError("ScriptedLLM ran out of scripted replies")
-        if isinstance(reply, Exception):
-            raise reply
-        if isinstance(reply, LLMResponse):
-            return reply
-        return LLMResponse(text=reply, prompt_tokens=100, completion_tokens=len(reply) // 4)
-
-    def complete(self, messages: Sequence[Message], **params: Any) -> LLMResponse:
-        return asyncio.run(self.acomplete(messages, **params))
 
 
 class StubBaseline:

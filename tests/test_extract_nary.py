@@ -10,14 +10,10 @@ call.
 
 from __future__ import annotations
 
-import asyncio
-import copy
-from collections import deque
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
+from doubles import Reply, ScriptedLLM, SilentBaseline
 
 from hygraph.errors import ConfigError, ModelError
 from hygraph.extract import resolve_extractor
@@ -29,10 +25,7 @@ from hygraph.extract.schema import (
     DEFAULT_FACT_SCORE,
     ChunkInput,
     Entity,
-    Extraction,
-    ExtractionStats,
 )
-from hygraph.models.base import LLMResponse, Message
 from hygraph.models.cache import DiskCache
 from hygraph.models.llm import CachedLLM
 from hygraph.prompts import hypergraph as prompts
@@ -90,46 +83,6 @@ COMPLETE_ONLY = "<|COMPLETE|>"
 
 
 # --------------------------------------------------------------------------- doubles
-
-Reply = str | Exception
-
-
-class ScriptedLLM:
-    """A scripted stand-in for the LLM protocol: replays replies in order, records calls.
-
-    A string reply is the text; an exception is raised. Running out of replies fails
-    the test, so the number of calls an extractor makes is checked too.
-    """
-
-    def __init__(self, replies: Sequence[Reply] = (), *, name: str = "scripted-model") -> None:
-        self.name = name
-        self.replies: deque[Reply] = deque(replies)
-        self.calls: list[tuple[list[Message], dict[str, Any]]] = []
-
-    async def acomplete(self, messages: Sequence[Message], **params: Any) -> LLMResponse:
-        self.calls.append((copy.deepcopy(list(messages)), dict(params)))
-        await asyncio.sleep(0)
-        if not self.replies:
-            raise AssertionError("ScriptedLLM ran out of scripted replies")
-        reply = self.replies.popleft()
-        if isinstance(reply, Exception):
-            raise reply
-        return LLMResponse(text=reply, prompt_tokens=100, completion_tokens=len(reply) // 4)
-
-    def complete(self, messages: Sequence[Message], **params: Any) -> LLMResponse:
-        return asyncio.run(self.acomplete(messages, **params))
-
-
-class SilentBaseline:
-    """An empty-output-guard baseline that never finds anything (keeps tests quiet)."""
-
-    name = "silent"
-
-    def __init__(self) -> None:
-        self.stats = ExtractionStats()
-
-    def extract(self, chunks: Sequence[ChunkInput]) -> list[Extraction]:
-        return [Extraction(c.id) for c in chunks]
 
 
 def chunk(text: str = "A passage about an orchestra.") -> ChunkInput:

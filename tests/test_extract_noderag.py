@@ -10,15 +10,11 @@ the prompt, and records every call.
 
 from __future__ import annotations
 
-import asyncio
-import copy
 import json
-from collections import deque
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
+from doubles import Reply, ScriptedLLM, SilentBaseline
 
 from hygraph.errors import ConfigError, ModelError
 from hygraph.extract import canonical_spec, resolve_extractor
@@ -33,8 +29,8 @@ from hygraph.extract.noderag import (
     split_relationship,
 )
 from hygraph.extract.parse import ParseError, parse_unified
-from hygraph.extract.schema import ChunkInput, Extraction, ExtractionStats
-from hygraph.models.base import LLMResponse, Message
+from hygraph.extract.schema import ChunkInput
+from hygraph.models.base import Message
 from hygraph.models.cache import DiskCache
 from hygraph.models.llm import CachedLLM
 from hygraph.prompts import noderag as prompts
@@ -104,59 +100,6 @@ EMPTY_OUTPUT = '{"Output": []}'
 
 
 # --------------------------------------------------------------------------- doubles
-
-Reply = str | Exception
-
-
-class ScriptedLLM:
-    """A scripted test double for the LLM protocol: realistic replies, recorded calls.
-
-    ``routes`` maps a marker to a reply: a call whose last message contains the marker
-    gets that reply (for tests where concurrent calls come in any order). Otherwise
-    replies are replayed in order; running out fails the test, so the number of calls
-    an extractor makes is checked too. A string reply is the text; an exception is
-    raised.
-    """
-
-    def __init__(
-        self,
-        replies: Sequence[Reply] = (),
-        *,
-        routes: Mapping[str, Reply] | None = None,
-        name: str = "scripted-model",
-    ) -> None:
-        self.name = name
-        self.replies: deque[Reply] = deque(replies)
-        self.routes = dict(routes or {})
-        self.calls: list[tuple[list[Message], dict[str, Any]]] = []
-
-    async def acomplete(self, messages: Sequence[Message], **params: Any) -> LLMResponse:
-        self.calls.append((copy.deepcopy(list(messages)), dict(params)))
-        await asyncio.sleep(0)
-        last = messages[-1]["content"]
-        reply = next((r for marker, r in self.routes.items() if marker in last), None)
-        if reply is None:
-            if not self.replies:
-                raise AssertionError(f"ScriptedLLM has no reply for: {last[:80]!r}")
-            reply = self.replies.popleft()
-        if isinstance(reply, Exception):
-            raise reply
-        return LLMResponse(text=reply, prompt_tokens=100, completion_tokens=len(reply) // 4)
-
-    def complete(self, messages: Sequence[Message], **params: Any) -> LLMResponse:
-        return asyncio.run(self.acomplete(messages, **params))
-
-
-class SilentBaseline:
-    """An empty-output-guard baseline that never finds anything (keeps tests quiet)."""
-
-    name = "silent"
-
-    def __init__(self) -> None:
-        self.stats = ExtractionStats()
-
-    def extract(self, chunks: Sequence[ChunkInput]) -> list[Extraction]:
-        return [Extraction(c.id) for c in chunks]
 
 
 def chunk(text: str = "A passage about a ferry.", cid: str = "c0") -> ChunkInput:
