@@ -334,6 +334,21 @@ def test_fused_variant_ranks_passages_by_dense_and_walk(built, minilm):
         assert index.method("noderag-fused").config.semantic_edges is False
 
 
+def test_bridge_units_lead_to_the_second_hop(built, minilm):
+    with GraphIndex(built, embedder=minilm, progress=False) as index:
+        # The nearest unit ("led by Renna Osk, who commanded Gannet's Reach") lends its
+        # entities the question does not name; the ship's other units lead on.
+        method = index.method("noderag-fused:bridge_pool=1,bridge_units=1")
+        question = "Who built the ship that Renna Osk commanded?"
+        query = index.embedder.embed_query(question)
+        chunks = method._bridge_chunks(index, question, query)
+        harbour = index.store.chunks_of("harbour")[0].id  # names the builder, not Renna Osk
+        assert harbour in chunks
+        # Hubs are skipped: with a fanout of 0 no entity is a bridge.
+        hubless = index.method("noderag-fused:bridge_pool=1,bridge_units=1,bridge_fanout=0")
+        assert hubless._bridge_chunks(index, question, query) == []
+
+
 def test_insert_and_delete_keep_the_layer_consistent(tmp_path, minilm):
     path = tmp_path / "idx"
     with GraphIndex(path, embedder=minilm, progress=False) as index:

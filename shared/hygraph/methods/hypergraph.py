@@ -505,19 +505,13 @@ class Hypergraph(Method):
         Bridges are the members of ``top`` that the question does not name, are not
         hubs (``bridge_fanout``) and were not bridges before (``used`` is updated).
         """
-        bridges = list(dict.fromkeys(e for fid in top for e in graph.entities_of(fid)))
-        names = index.store.get_nodes(e for e in bridges if e not in used)
-        candidates: dict[str, None] = {}
-        for eid, node in names.items():
-            used.add(eid)
-            if (node.name or "").casefold() in asked:
-                continue
-            facts = graph.hyperedges_of(eid)
-            if len(facts) <= self.config.bridge_fanout:
-                candidates.update((f, None) for f in facts if f not in seen)
-        # Cosines of the stored fact vectors (no re-embedding), best first.
-        hits = index.search_vectors(FACT_COLLECTION, query, len(candidates), ids=list(candidates))
-        return [h.id for h in hits]
+        from hygraph.retrieval.bridge import bridge_items
+
+        return bridge_items(
+            index, FACT_COLLECTION, query, top,
+            members_of=graph.entities_of, items_of=graph.hyperedges_of, asked=asked,
+            fanout=self.config.bridge_fanout, seen=seen, used=used,
+        )  # fmt: skip
 
     def _walk_graph(self, index: GraphIndex) -> tuple[list[str], dict[str, int], Any, set[int]]:
         """The fact–entity–chunk graph as a transition matrix, and the positions of chunks.

@@ -57,6 +57,7 @@ from hygraph.graph.heterograph import (
     ATTRIBUTE_KIND,
     HIGH_LEVEL_KIND,
     MEMBER_EDGE,
+    MENTION_EDGE,
     OVERVIEW_KIND,
     SEMANTIC_EDGE,
     STRUCTURAL_EDGES,
@@ -134,6 +135,10 @@ class NodeRAGConfig(MethodConfig):
     rrf_k: int = 10  # fused: reciprocal-rank constant
     fused_depth: int = 50  # fused: depth of the dense and walk rankings that are fused
     passage_items: int = 0  # > 0: the passages shown are the best of the passage ranking
+    bridge_units: int = 0  # fused: > 0 adds the chunks of units one bridge entity away
+    bridge_pool: int = 30  # fused: nearest embedded nodes searched for the top units
+    bridge_weight: float = 0.5  # fused: weight of the bridge list in the fusion
+    bridge_fanout: int = 100  # fused: skip bridge entities mentioned by more units (hubs)
     # -- build (spec §3.5)
     kcore: str = "core"  # true k-core (spec §8 #9) | degree (paper's literal test)
     kcore_rounding: str = "floor"  # floor (paper) | round (reference code)
@@ -184,6 +189,8 @@ class _View:
     elements: dict[str, list[str]]  # O id -> its H ids
     matcher: Any  # ExactMatcher over N and O names
     unit_chunks: dict[str, list[str]]  # S id -> the chunks it was decomposed from
+    mentions: dict[str, list[str]]  # S id -> the entities it mentions
+    mentioned_in: dict[str, list[str]]  # N id -> the units that mention it
 
 
 @register
@@ -765,6 +772,11 @@ class NodeRAG(Method):
         elements: dict[str, list[str]] = {}
         for src, dst, _ in index.store.edge_rows([TITLE_EDGE]):
             elements.setdefault(dst, []).append(src)
+        mentions: dict[str, list[str]] = {}
+        mentioned_in: dict[str, list[str]] = {}
+        for unit, entity, _ in index.store.edge_rows([MENTION_EDGE]):
+            mentions.setdefault(unit, []).append(entity)
+            mentioned_in.setdefault(entity, []).append(unit)
         unit_chunks: dict[str, list[str]] = {}
         for unit, chunk in index.store.provenance_of_kind("unit"):
             unit_chunks.setdefault(unit, []).append(chunk)
@@ -778,6 +790,8 @@ class NodeRAG(Method):
             elements=elements,
             matcher=ExactMatcher(names),
             unit_chunks=unit_chunks,
+            mentions=mentions,
+            mentioned_in=mentioned_in,
         )
         self._views = {key: view}
         return view
@@ -834,7 +848,12 @@ class NodeRAG(Method):
                 context.ranking = walk + (context.ranking or [])
             else:
                 dense = [h.id for h in index.search_chunks(query, cfg.fused_depth)]
-                fused = reciprocal_rank_fusion([dense, walk[: cfg.fused_depth]], cfg.rrf_k)
+                rankings = [dense, walk[: cfg.fused_depth]]
+                weights = [1.0, 1.0]
+                if cfg.bridge_units > 0:
+                    rankings.append(self._bridge_chunks(index, question, query))
+                    weights.append(cfg.bridge_weight)
+                fused = reciprocal_rank_fusion(rankings, cfg.rrf_k, weights)
                 context.ranking = [c for c, _ in fused]
         if cfg.passage_items > 0:
             best = context.chunk_ranking()[: cfg.passage_items]
@@ -849,6 +868,27 @@ class NodeRAG(Method):
                 before = sum(1 for s in others if s.title in {TYPE_TITLES[k] for k in kinds[:at]})
                 context.sections.insert(before, Section(TYPE_TITLES["T"], items))
         return context
+
+    def _bridge_chunks(self, index: GraphIndex, question: str, query: np.ndarray) -> list[str]:
+        """Chunks of the units one bridge entity away from the best units (ours).
+
+        The entities of the ``bridge_units`` units nearest to the question that the
+        question does not name are bridges; their other units rank by cosine to the
+        question (:func:`~hygraph.retrieval.bridge.bridge_items`).
+        """
+        from hygraph.retrieval.bridge import bridge_items
+
+        cfg = self.config
+        view = self._view(index)
+        hits = index.search_vectors(NODE_COLLECTION, query, cfg.bridge_pool)
+        units = [h.id for h in hits if node_type(h.id) == "S"]
+        ranked = bridge_items(
+            index, NODE_COLLECTION, query, units[: cfg.bridge_units],
+            members_of=lambda u: view.mentions.get(u, ()),
+            items_of=lambda e: view.mentioned_in.get(e, []),
+            asked=question.casefold(), fanout=cfg.bridge_fanout, seen=set(units), used=set(),
+        )  # fmt: skip
+        return list(dict.fromkeys(c for u in ranked for c in view.unit_chunks.get(u, ())))
 
     def _walk(
         self, index: GraphIndex, question: str, entries: list[tuple[str, float]]
@@ -992,6 +1032,7 @@ class NodeRAGFusedConfig(NodeRAGConfig):
     ppr_iterations: int = 3  # ours: one more step reaches a second passage's units
     type_order: str = "T+S+H+A+R"  # ours: passages first, so a tight budget keeps them
     passage_items: int = 5  # ours: the passages shown are the best of the fused ranking
+    bridge_units: int = 3  # ours: also fuse the chunks of units one bridge entity away
 
 
 @register
@@ -999,9 +1040,11 @@ class NodeRAGFused(NodeRAG):
     """NodeRAG's graph and search with our passage ranking for multi-hop questions.
 
     Same layer as ``noderag`` (built once for both) and the same entry points, walk and
-    quotas. Passages rank by fusing dense retrieval with the PageRank mass each chunk
-    and its units receive, the walk ignores the kNN edges and takes three steps, and
-    the context opens with the best five passages. Any option of ``noderag`` applies.
+    quotas. Passages rank by fusing dense retrieval, the PageRank mass each chunk and
+    its units receive, and (at half weight) the chunks of units one bridge entity away
+    from the three best units; the walk ignores the kNN edges and takes three steps,
+    and the context opens with the best five passages. Any option of ``noderag``
+    applies.
     """
 
     name = "noderag-fused"
