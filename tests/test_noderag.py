@@ -510,6 +510,13 @@ def test_llm_writes_attributes_and_insights_with_fallbacks(tmp_path, minilm):
         method = index.method("noderag")
         _, _, exact, _ = method._walk(index, "Where was Renna Osk born?", [])
         assert any(node_type(x) == "O" for x in exact)
+        # A delete writes the attributes and elements that lost sources again (LLM).
+        calls = len(llm.seen)
+        index.delete("festival")
+        _integrity(index)
+        assert all(n.text for n in index.store.nodes_of_kind("high_level"))
+        assert all(n.text for n in index.store.nodes_of_kind("attribute"))
+        assert len(llm.seen) > calls and set(llm.seen[calls:]) <= {"attribute", "high_level"}
 
 
 def test_failing_llm_falls_back_to_extractive(tmp_path, minilm):

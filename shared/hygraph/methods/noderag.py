@@ -708,10 +708,16 @@ class NodeRAG(Method):
                     e.dst if e.src == node.id else e.src
                     for e in index.store.edges_of(node.id, MEMBER_EDGE)
                 ]
+            # An attribute reads its units and statements; an element its units and attributes.
+            kinds = (
+                ("unit", "relationship")
+                if node.kind == ATTRIBUTE_KIND
+                else ("unit", ATTRIBUTE_KIND)
+            )
             texts = [
                 n.text or ""
                 for n in index.store.get_nodes(near).values()
-                if n.kind in ("unit", "relationship", ATTRIBUTE_KIND)
+                if n.kind in kinds and n.id != node.id
             ]
             if not texts:
                 continue
@@ -719,6 +725,8 @@ class NodeRAG(Method):
                 [(text, how)] = self._write_attributes(
                     index, [(node.data.get("entity", ""), node.name or "", texts, [], set())]
                 )
+            elif index.llm is not None:
+                text, how = self._rewrite_element(index, node, texts)
             else:
                 body = extractive_summary(texts, self.config.extractive_words)
                 text = f"{node.name}: {body}" if node.kind == ATTRIBUTE_KIND else body
@@ -730,6 +738,26 @@ class NodeRAG(Method):
         for kind in ("A", "H"):
             chosen = [n for n in refreshed if node_type(n.id) == kind]
             self._embed(index, [n.id for n in chosen], [n.text or "" for n in chosen], kind)
+
+    def _rewrite_element(self, index: GraphIndex, node: Node, texts: list[str]) -> tuple[str, str]:
+        """An element written again by the LLM from its remaining members: the new element
+        with the same title, else the first; extractive if the call or its reply fails."""
+        from hygraph.extract.extractive import extractive_summary
+        from hygraph.extract.noderag import parse_high_level_elements
+        from hygraph.prompts.noderag import high_level_messages
+
+        assert index.llm is not None
+        try:
+            reply = index.llm.complete(high_level_messages(texts), temperature=0)
+            found = [(t, d) for t, d in parse_high_level_elements(reply.text) if d.strip()]
+        except Exception as err:  # noqa: BLE001 - the element stays usable either way
+            log.warning("noderag: element %s falls back to extractive (%s)", node.id, err)
+            found = []
+        if not found:
+            return extractive_summary(texts, self.config.extractive_words), "extractive"
+        title = (node.name or "").casefold()
+        same = [d for t, d in found if t.strip().casefold() == title]
+        return (same or [found[0][1]])[0].strip(), "llm"
 
     # -- search -----------------------------------------------------------------------
 
