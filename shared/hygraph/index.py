@@ -618,18 +618,24 @@ class GraphIndex:
         k: int,
         *,
         ids: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
     ) -> list[VectorHit]:
         """Nearest points of ``collection`` to a question (text or query vector).
 
         ``ids`` restricts the search to those graph ids (it scores stored vectors
-        against the query without embedding their texts again).
+        against the query without embedding their texts again); ``kinds`` to points
+        whose payload ``kind`` is one of them.
         """
-        if k <= 0 or not self.vectors.has_collection(collection) or ids == []:
+        if k <= 0 or not self.vectors.has_collection(collection) or ids == [] or kinds == []:
             return []
         self._check_dim()
         vector = self.embedder.embed_query(query) if isinstance(query, str) else query
-        where = {"id": list(ids)} if ids is not None else None
-        return self.vectors.search(collection, vector, k, where=where)
+        where: dict[str, Any] = {}
+        if ids is not None:
+            where["id"] = list(ids)
+        if kinds is not None:
+            where["kind"] = list(kinds)
+        return self.vectors.search(collection, vector, k, where=where or None)
 
     def upsert_vectors(
         self,

@@ -77,15 +77,3 @@ def extractive_summary(texts: Sequence[str], max_words: int = 120) -> str:
     if len(tokens) > max_words:
         text = " ".join(tokens[:max_words]) + " …"
     return text
-
-
-def keywords(texts: Sequence[str], n: int = 3) -> list[str]:
-    """The ``n`` most frequent content words of ``texts`` (ties by first appearance)."""
-    counts: Counter[str] = Counter()
-    first: dict[str, int] = {}
-    for text in texts:
-        for w in _content_words(text or ""):
-            if len(w) > 2 and not w.isdigit():
-                counts[w] += 1
-                first.setdefault(w, len(first))
-    return sorted(counts, key=lambda w: (-counts[w], first[w]))[:n]

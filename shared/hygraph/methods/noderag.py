@@ -32,7 +32,7 @@ matrix, per-type cross-node quotas (N → their A, O → their H, R, and T/S/A/H
 together), N and O filtered out, and the context grouped by type.
 
 Semantic edges: the paper merges an HNSW index's base layer into the graph. We use
-an exact cosine kNN graph (deterministic, and a few seconds here); ``knn="qdrant"``
+an exact cosine kNN graph (deterministic; 1.0 s for 9,935 nodes on MuSiQue); ``knn="qdrant"``
 takes the neighbours from the vector index's own HNSW search instead, and an insert
 always does (new nodes query the index, as the authors' code adds to its HNSW).
 """
@@ -44,7 +44,8 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -266,19 +267,15 @@ class NodeRAG(Method):
             ", ".join(f"{k} {v:.1f}s" for k, v in self.build_seconds.items()),
         )  # fmt: skip
 
-    class _Timer:
-        def __init__(self, owner: NodeRAG, name: str):
-            self.owner, self.name = owner, name
-
-        def __enter__(self) -> None:
-            self.start = time.perf_counter()
-
-        def __exit__(self, *exc: object) -> None:
-            took = time.perf_counter() - self.start
-            self.owner.build_seconds[self.name] = self.owner.build_seconds.get(self.name, 0) + took
-
-    def _step(self, name: str) -> NodeRAG._Timer:
-        return NodeRAG._Timer(self, name)
+    @contextmanager
+    def _step(self, name: str) -> Iterator[None]:
+        """Time one build step into :attr:`build_seconds` (logged when the build ends)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            took = time.perf_counter() - start
+            self.build_seconds[name] = self.build_seconds.get(name, 0.0) + took
 
     def _embed(
         self, index: GraphIndex, ids: Sequence[str], texts: Sequence[str], kind: str
@@ -848,11 +845,10 @@ class NodeRAG(Method):
         hits: list[tuple[str, float]] = []
         if "T" in types:
             hits += [(h.id, h.score) for h in index.search_chunks(query, k)]
-        if types - {"T"}:
-            pool = index.search_vectors(
-                NODE_COLLECTION, query, k * (2 if types != {"S", "A", "H"} else 1)
-            )
-            hits += [(h.id, h.score) for h in pool if node_type(h.id) in types]
+        kinds = sorted(types - {"T"})
+        if kinds:
+            pool = index.search_vectors(NODE_COLLECTION, query, k, kinds=kinds)
+            hits += [(h.id, h.score) for h in pool]
         hits.sort(key=lambda h: (-h[1], h[0]))
         return hits[:k]
 
@@ -888,13 +884,10 @@ class NodeRAG(Method):
             items = index.chunk_evidence([(c, 1.0 / (n + 1)) for n, c in enumerate(best)])
             for item in items:
                 item.metadata = {**item.metadata, "type": "T", "via": "ranking"}
-            others = [s for s in context.sections if s.title != TYPE_TITLES["T"]]
-            context.sections = others
-            if items:
-                at = _types(cfg.type_order, "HASRT").index("T")
-                kinds = [k for k in _types(cfg.type_order, "HASRT") if k != "T"]
-                before = sum(1 for s in others if s.title in {TYPE_TITLES[k] for k in kinds[:at]})
-                context.sections.insert(before, Section(TYPE_TITLES["T"], items))
+            sections = {s.title: s for s in context.sections}
+            sections[TYPE_TITLES["T"]] = Section(TYPE_TITLES["T"], items)
+            order = [TYPE_TITLES[t] for t in _types(cfg.type_order, "HASRT")]
+            context.sections = [sections[t] for t in order if t in sections and sections[t].items]
         return context
 
     def _bridge_chunks(self, index: GraphIndex, question: str, query: np.ndarray) -> list[str]:
