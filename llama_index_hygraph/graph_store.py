@@ -106,15 +106,9 @@ from hygraph.extract.schema import (
     Fact,
 )
 from hygraph.extract.schema import Relation as CoreRelation
-from hygraph.graph.entity_graph import (
-    ENTITY_KIND,
-    MENTION_EDGE,
-    RELATION_EDGE,
-    EntityGraphBuilder,
-    GraphUpdate,
-    entity_node_id,
-)
-from hygraph.graph.hypergraph import FACT_KIND, INCIDENCE_EDGE, HypergraphBuilder, fact_node_id
+from hygraph.graph.entity_graph import EntityGraphBuilder, GraphUpdate, entity_node_id
+from hygraph.graph.hypergraph import HypergraphBuilder, fact_node_id
+from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.graph.store import Edge, Node
 
 if TYPE_CHECKING:
@@ -134,8 +128,8 @@ MANUAL_SOURCE = "llama-index"  # provenance of writes that name no triplet_sourc
 ENTITY_COLLECTION = "entities"  # the hypergraph methods' collections (same payloads)
 FACT_COLLECTION = "facts"
 CHUNK_COLLECTION = "chunks"
-_KIND_LABELS = {MENTION_EDGE: MENTIONS_LABEL, INCIDENCE_EDGE: HAS_MEMBER_LABEL}
-_KIND_ORDER = {RELATION_EDGE: 0, INCIDENCE_EDGE: 2, MENTION_EDGE: 3}
+_KIND_LABELS = {EdgeKind.MENTION: MENTIONS_LABEL, EdgeKind.INCIDENCE: HAS_MEMBER_LABEL}
+_KIND_ORDER = {EdgeKind.RELATION: 0, EdgeKind.INCIDENCE: 2, EdgeKind.MENTION: 3}
 # Properties this store derives on read: never stored as a node's own properties.
 _DERIVED = frozenset({"id", "kind", "description", "score", TRIPLET_SOURCE_KEY})
 
@@ -151,21 +145,23 @@ def kind_label(kind: str) -> str:
 
 def shown_kind(kind: str) -> bool:
     """Whether edges of ``kind`` belong to the graph LlamaIndex sees (see the table)."""
-    return kind in (RELATION_EDGE, INCIDENCE_EDGE, MENTION_EDGE) or kind.startswith(LI_EDGE_PREFIX)
+    return kind in (EdgeKind.RELATION, EdgeKind.INCIDENCE, EdgeKind.MENTION) or kind.startswith(
+        LI_EDGE_PREFIX
+    )
 
 
 def edge_label(edge: Edge) -> str:
     """The relation label LlamaIndex sees for a core edge."""
-    if edge.kind == RELATION_EDGE:
+    if edge.kind == EdgeKind.RELATION:
         return str(edge.data.get("label") or DEFAULT_RELATION_LABEL)
     return kind_label(edge.kind)
 
 
 def _edge_sources(edge: Edge) -> list[str]:
     """The chunks an edge came from, as far as its payload records them."""
-    if edge.kind in (RELATION_EDGE, INCIDENCE_EDGE):
+    if edge.kind in (EdgeKind.RELATION, EdgeKind.INCIDENCE):
         return list(edge.data.get("entries", {}))
-    if edge.kind == MENTION_EDGE:
+    if edge.kind == EdgeKind.MENTION:
         return [edge.src]
     source = edge.data.get("source")
     return [source] if source else []
@@ -270,12 +266,12 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
             return ChunkNode(text=node.text or "", id_=node.id, label=label, properties=props)
         props = {k: v for k, v in node.data.get("properties", {}).items() if k not in _DERIVED}
         props.update({"id": node.id, "kind": node.kind})
-        if node.kind == ENTITY_KIND:
+        if node.kind == NodeKind.ENTITY:
             label = str(node.data.get("type") or DEFAULT_TYPE)
             name = node.name or node.id
             props["description"] = node.text or ""
             props["score"] = _number(node.data.get("score"), DEFAULT_ENTITY_SCORE)
-        elif node.kind == FACT_KIND:
+        elif node.kind == NodeKind.FACT:
             label, name = FACT_LABEL, node.text or node.id
             props["score"] = _number(node.data.get("score"), DEFAULT_FACT_SCORE)
         else:
@@ -315,9 +311,9 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
             props.update(edge.data.get("properties", {}))
         props.update({"kind": edge.kind, "weight": float(edge.weight)})
         entries = edge.data.get("entries", {})
-        if edge.kind == RELATION_EDGE:
+        if edge.kind == EdgeKind.RELATION:
             texts = [str(e[1]).strip() for items in entries.values() for e in items]
-        elif edge.kind == INCIDENCE_EDGE:
+        elif edge.kind == EdgeKind.INCIDENCE:
             texts = [str(e[1]).strip() for e in entries.values()]
         else:
             texts = []
@@ -413,7 +409,7 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
         wanted = {str(label).casefold() for label in labels}
         out: list[Edge] = []
         for kind in filter(shown_kind, self.store.counts()["edges"]):
-            if kind == RELATION_EDGE:
+            if kind == EdgeKind.RELATION:
                 out.extend(
                     e for e in self.store.iter_edges(kind) if edge_label(e).casefold() in wanted
                 )
@@ -507,7 +503,7 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
                     key = (edge.src, edge.dst, edge.kind)
                     if not shown_kind(edge.kind):
                         continue
-                    if key in chosen or (edge.kind == MENTION_EDGE and not from_chunk):
+                    if key in chosen or (edge.kind == EdgeKind.MENTION and not from_chunk):
                         continue
                     if edge_label(edge).casefold() in ignore:
                         continue
@@ -601,21 +597,22 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
             return self._schema[1]
         counts = self.store.counts()
         labels: Counter[str] = Counter(
-            str(n.data.get("type") or DEFAULT_TYPE) for n in self.store.nodes_of_kind(ENTITY_KIND)
+            str(n.data.get("type") or DEFAULT_TYPE)
+            for n in self.store.nodes_of_kind(NodeKind.ENTITY)
         )
         for kind, count in counts["nodes"].items():
             if kind == LI_CHUNK_KIND:
                 labels["text_chunk"] += count
-            elif kind != ENTITY_KIND:
-                labels[FACT_LABEL if kind == FACT_KIND else kind] += count
+            elif kind != NodeKind.ENTITY:
+                labels[FACT_LABEL if kind == NodeKind.FACT else kind] += count
         if counts["chunks"]:
             labels["text_chunk"] += counts["chunks"]
         relations: Counter[str] = Counter(
-            edge_label(e) for e in self.store.iter_edges(RELATION_EDGE)
+            edge_label(e) for e in self.store.iter_edges(EdgeKind.RELATION)
         )
         relation_labels = dict(relations.most_common(50))
         for kind, count in counts["edges"].items():
-            if kind != RELATION_EDGE:
+            if kind != EdgeKind.RELATION:
                 relation_labels[kind_label(kind)] = relation_labels.get(kind_label(kind), 0) + count
         schema = {
             "node_labels": dict(labels.most_common()),
@@ -658,8 +655,8 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
             self._write_chunks(chunks)
             entity_ids = self._write_entities(entities)
             fact_ids = self._write_facts(facts)
-        self._write_vectors(ENTITY_COLLECTION, ENTITY_KIND, entities, entity_ids)
-        self._write_vectors(FACT_COLLECTION, FACT_KIND, facts, fact_ids)
+        self._write_vectors(ENTITY_COLLECTION, NodeKind.ENTITY, entities, entity_ids)
+        self._write_vectors(FACT_COLLECTION, NodeKind.FACT, facts, fact_ids)
 
     def _write_chunks(self, chunks: Sequence[ChunkNode]) -> None:
         known = self.store.get_chunks(c.id for c in chunks)
@@ -686,8 +683,8 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
 
     def _write_entity_update(self, builder: EntityGraphBuilder, update: GraphUpdate) -> None:
         """Write a planned update; mention edges only from sources that are chunks."""
-        chunkish = self._chunkish(e.src for e in update.edges if e.kind == MENTION_EDGE)
-        update.edges = [e for e in update.edges if e.kind != MENTION_EDGE or e.src in chunkish]
+        chunkish = self._chunkish(e.src for e in update.edges if e.kind == EdgeKind.MENTION)
+        update.edges = [e for e in update.edges if e.kind != EdgeKind.MENTION or e.src in chunkish]
         builder.write(update)
 
     def _write_entities(self, entities: Sequence[EntityNode]) -> list[str | None]:
@@ -781,7 +778,7 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
         def kind_of(ref: str) -> str:
             core = resolved.get(ref)
             if core is None:
-                return ENTITY_KIND  # created below, as LlamaIndex's own store does
+                return NodeKind.ENTITY  # created below, as LlamaIndex's own store does
             if core in chunkish:
                 return CHUNK_KIND
             return stored[core].kind if core in stored else CHUNK_KIND
@@ -803,7 +800,7 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
                 if ref not in resolved and entity_key(ref):
                     name = display_name(ref)
                     placeholders.setdefault(source, {})[entity_key(name)] = Entity(name)
-            if s_kind == ENTITY_KIND and t_kind == ENTITY_KIND:
+            if s_kind == NodeKind.ENTITY and t_kind == NodeKind.ENTITY:
                 s_key, t_key = key_of(rel.source_id), key_of(rel.target_id)
                 if not s_key or not t_key or s_key == t_key:
                     continue  # as the core's extraction schema: no self-relations
@@ -822,7 +819,7 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
             if entity_node_id("") in (s_id, t_id):
                 continue  # an end with no letters or digits names nothing
             if label.casefold() == HAS_MEMBER_LABEL.casefold() and (
-                s_kind == FACT_KIND and t_kind == ENTITY_KIND
+                s_kind == NodeKind.FACT and t_kind == NodeKind.ENTITY
             ):
                 members.setdefault((source, s_id), []).append(
                     (
@@ -832,10 +829,10 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
                     )
                 )
             elif label.casefold() == MENTIONS_LABEL.casefold() and (
-                s_kind == CHUNK_KIND and t_kind == ENTITY_KIND
+                s_kind == CHUNK_KIND and t_kind == NodeKind.ENTITY
             ):
                 weight = _number(props.get("weight", 1.0), 1.0)
-                edges.append(Edge(s_id, t_id, MENTION_EDGE, weight, sources=[s_id]))
+                edges.append(Edge(s_id, t_id, EdgeKind.MENTION, weight, sources=[s_id]))
             else:
                 weight = _number(props.pop("weight", 1.0), 1.0)
                 edges.append(

@@ -22,13 +22,7 @@ from doubles import Reply, Responder, ScriptedLLM
 
 from hygraph.errors import HygraphError, ModelError
 from hygraph.extract.llm import EmptyExtractionWarning, TwoStepLLMExtractor, UnifiedLLMExtractor
-from hygraph.extract.parse import (
-    ParseError,
-    parse_json_payload,
-    parse_ner,
-    parse_triples,
-    parse_unified,
-)
+from hygraph.extract.parse import parse_ner, parse_triples, parse_unified
 from hygraph.extract.schema import (
     DEFAULT_ENTITY_SCORE,
     DEFAULT_FACT_SCORE,
@@ -42,6 +36,7 @@ from hygraph.models.base import LLM, Message
 from hygraph.models.cache import DiskCache
 from hygraph.models.llm import CachedLLM, OpenAILLM
 from hygraph.prompts import extraction as prompts
+from hygraph.prompts.replies import ParseError, parse_json_payload
 
 # --------------------------------------------------------------------------- replies
 

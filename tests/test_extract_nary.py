@@ -18,17 +18,19 @@ from doubles import Reply, ScriptedLLM, SilentBaseline
 from hygraph.errors import ConfigError, ModelError
 from hygraph.extract import resolve_extractor
 from hygraph.extract.hyper import NaryLLMExtractor, said_yes
-from hygraph.extract.parse import ParseError
-from hygraph.extract.records import extract_answer, parse_nary_records, parse_question_entities
+from hygraph.extract.records import parse_nary_records
 from hygraph.extract.schema import (
     DEFAULT_ENTITY_SCORE,
     DEFAULT_FACT_SCORE,
     ChunkInput,
     Entity,
 )
+from hygraph.graph.kinds import EdgeKind
 from hygraph.models.cache import DiskCache
 from hygraph.models.llm import CachedLLM
 from hygraph.prompts import hypergraph as prompts
+from hygraph.prompts.hypergraph import extract_answer, parse_question_entities
+from hygraph.prompts.replies import ParseError
 
 # --------------------------------------------------------------------------- replies
 
@@ -503,7 +505,7 @@ def test_parser_builds_schema_entities() -> None:
 def test_nary_extraction_builds_the_hypergraph_with_llm_scores(tmp_path, minilm) -> None:
     """End to end: the scripted LLM extracts two facts, the hypergraph layer keeps its scores
     and the retrieval multiplies them in (the index's extractor is an LLM one)."""
-    from hygraph.graph.hypergraph import INCIDENCE_EDGE, fact_node_id
+    from hygraph.graph.hypergraph import fact_node_id
     from hygraph.index import GraphIndex
     from hygraph.ingest.documents import Document
 
@@ -521,7 +523,7 @@ def test_nary_extraction_builds_the_hypergraph_with_llm_scores(tmp_path, minilm)
     )
     facts = index.store.nodes_of_kind("fact")
     assert {f.data["score"] for f in facts} == {8.0, 7.0}
-    edge = index.store.get_edges([(premiere, "ent:ilse marrow", INCIDENCE_EDGE)])
+    edge = index.store.get_edges([(premiere, "ent:ilse marrow", EdgeKind.INCIDENCE)])
     assert next(iter(edge.values())).weight == 85.0  # the member's score under this fact
     assert index.store.get_nodes(["ent:ilse marrow"])["ent:ilse marrow"].data["score"] == 95.0
     result = index.query("Who premiered the Second Symphony by Ilse Marrow?", "hypergraph")

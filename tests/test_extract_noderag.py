@@ -20,20 +20,19 @@ from hygraph.errors import ConfigError, ModelError
 from hygraph.extract import canonical_spec, resolve_extractor
 from hygraph.extract.noderag import (
     NodeRAGLLMExtractor,
-    clean_summary,
     normalise_entity,
     parse_decomposition,
-    parse_high_level_elements,
-    parse_query_elements,
     parse_repaired_relationship,
     split_relationship,
 )
-from hygraph.extract.parse import ParseError, parse_unified
+from hygraph.extract.parse import parse_unified
 from hygraph.extract.schema import ChunkInput
 from hygraph.models.base import Message
 from hygraph.models.cache import DiskCache
 from hygraph.models.llm import CachedLLM
 from hygraph.prompts import noderag as prompts
+from hygraph.prompts.noderag import clean_summary, parse_high_level_elements, parse_query_elements
+from hygraph.prompts.replies import ParseError
 
 # --------------------------------------------------------------------------- replies
 

@@ -13,13 +13,8 @@ from hygraph.cli import main
 from hygraph.errors import ConfigError, UnknownMethodError
 from hygraph.extract import Entity, Extraction, ExtractionStats, Fact
 from hygraph.graph.entity_graph import EntityGraphBuilder, entity_node_id
-from hygraph.graph.hypergraph import (
-    FACT_KIND,
-    INCIDENCE_EDGE,
-    Bipartite,
-    HypergraphBuilder,
-    fact_node_id,
-)
+from hygraph.graph.hypergraph import Bipartite, HypergraphBuilder, fact_node_id
+from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.graph.store import GraphStore
 from hygraph.ingest import Document
 from hygraph.methods.base import parse_method_spec
@@ -62,10 +57,10 @@ def ent(name: str) -> str:
 
 def incidence_integrity(store: GraphStore) -> None:
     """Every incidence edge joins a stored fact node to a stored entity node."""
-    edges = list(store.iter_edges(INCIDENCE_EDGE))
+    edges = list(store.iter_edges(EdgeKind.INCIDENCE))
     nodes = store.get_nodes({e.src for e in edges} | {e.dst for e in edges})
     for e in edges:
-        assert e.src in nodes and nodes[e.src].kind == FACT_KIND, e
+        assert e.src in nodes and nodes[e.src].kind == NodeKind.FACT, e
         assert e.dst in nodes and nodes[e.dst].kind == "entity", e
 
 
@@ -205,11 +200,11 @@ def test_builder_merges_facts_across_chunks_into_a_bipartite_graph():
     EntityGraphBuilder(store).add(extractions)
     builder = HypergraphBuilder(store)
     update = builder.plan(extractions)
-    assert store.nodes_of_kind(FACT_KIND) == []  # planning reads, never writes
+    assert store.nodes_of_kind(NodeKind.FACT) == []  # planning reads, never writes
     builder.write(update)
 
     built, stands, medal = (fact_node_id(t) for t in (BUILT, STANDS, MEDAL))
-    facts = {n.id: n for n in store.nodes_of_kind(FACT_KIND)}
+    facts = {n.id: n for n in store.nodes_of_kind(NodeKind.FACT)}
     assert set(facts) == {built, stands, medal}
     node = facts[built]
     assert node.text == BUILT
@@ -219,14 +214,14 @@ def test_builder_merges_facts_across_chunks_into_a_bipartite_graph():
 
     # One incidence per member, weighted by the member's highest importance under the
     # fact: per-fact scores first, else the chunk's importance, else the default 50.
-    edges = {e.dst: e for e in store.edges_of(built, INCIDENCE_EDGE)}
+    edges = {e.dst: e for e in store.edges_of(built, EdgeKind.INCIDENCE)}
     assert set(edges) == {ent("Maud Fenwick"), ent("Corran Point Lighthouse"), ent("1819")}
     assert edges[ent("Maud Fenwick")].weight == 85.0  # max(85 in c1, 60 in c2)
     assert edges[ent("Corran Point Lighthouse")].weight == 95.0  # max(90 fallback, 95)
     assert edges[ent("1819")].weight == 50.0  # a member with no score anywhere
     entries = edges[ent("Corran Point Lighthouse")].data["entries"]
     assert entries == {"c1": [90.0, ""], "c2": [95.0, "The lighthouse Fenwick built."]}
-    assert sum(1 for _ in store.iter_edges(INCIDENCE_EDGE)) == 3 + 2 + 1
+    assert sum(1 for _ in store.iter_edges(EdgeKind.INCIDENCE)) == 3 + 2 + 1
     incidence_integrity(store)
 
     graph = Bipartite(store)
@@ -255,12 +250,12 @@ def test_builder_merges_facts_across_chunks_into_a_bipartite_graph():
     node = store.get_nodes([built])[built]
     assert node.data["score"] == 9.0 and node.data["mention_count"] == 3
     assert (
-        store.get_edges([(built, ent("Maud Fenwick"), INCIDENCE_EDGE)])[
-            (built, ent("Maud Fenwick"), INCIDENCE_EDGE)
+        store.get_edges([(built, ent("Maud Fenwick"), EdgeKind.INCIDENCE)])[
+            (built, ent("Maud Fenwick"), EdgeKind.INCIDENCE)
         ].weight
         == 99.0
     )
-    assert sum(1 for _ in store.iter_edges(INCIDENCE_EDGE)) == 6
+    assert sum(1 for _ in store.iter_edges(EdgeKind.INCIDENCE)) == 6
     incidence_integrity(store)
 
 
@@ -349,7 +344,7 @@ def test_delete_removes_exclusive_facts_and_rederives_shared_ones(tmp_path, mini
         assert fact.data["mentions"] == {beta_chunk: 6.0} and fact.sources == (beta_chunk,)
         graph = Bipartite(index.store)
         assert set(graph.entities_of(shared)) == {ent("Maud Fenwick"), ent("Northern Lights Board")}
-        weights = {e.dst: e.weight for e in index.store.edges_of(shared, INCIDENCE_EDGE)}
+        weights = {e.dst: e.weight for e in index.store.edges_of(shared, EdgeKind.INCIDENCE)}
         # Beta gave Maud a per-fact score (70); the Board falls back to its importance (60).
         assert weights == {ent("Maud Fenwick"): 70.0, ent("Northern Lights Board"): 60.0}
 
@@ -718,7 +713,7 @@ def test_sample_corpus_end_to_end(tmp_path, minilm):
         assert index.vectors.count("facts") == n_facts
         assert index.vectors.count("entities") == n_entities
         graph = Bipartite(index.store)
-        fact_nodes = index.store.nodes_of_kind(FACT_KIND)
+        fact_nodes = index.store.nodes_of_kind(NodeKind.FACT)
         assert counts["edges"]["incidence"] == sum(graph.degree(f.id) for f in fact_nodes)
         assert all(f.data["mention_count"] == len(f.sources) for f in fact_nodes)
         assert all(0 < f.data["score"] <= 10 for f in fact_nodes)

@@ -16,20 +16,13 @@ from hygraph.extract import Entity, Extraction, Relation, Unit
 from hygraph.extract.extractive import extractive_summary, sentences
 from hygraph.graph.entity_graph import entity_node_id
 from hygraph.graph.heterograph import (
-    ATTRIBUTE_EDGE,
-    END_EDGE,
-    MEMBER_EDGE,
-    MENTION_EDGE,
-    SEMANTIC_EDGE,
-    STRUCTURAL_EDGES,
-    TEXT_EDGE,
-    TITLE_EDGE,
     HeterographBuilder,
     node_type,
     relationship_id,
     statement,
     unit_id,
 )
+from hygraph.graph.kinds import HETEROGRAPH_STRUCTURAL, LAYER_EDGES, EdgeKind
 from hygraph.graph.store import GraphStore
 from hygraph.ingest import Document
 from hygraph.methods.noderag import NODE_COLLECTION, NodeRAG
@@ -74,24 +67,26 @@ def test_decompose_plans_units_relationships_and_their_edges():
     # units that list theirs link to those only.
     edges = {(e.src, e.dst, e.kind): e for e in dec.update.edges}
     for name in ("Ada Lovelace", "Charles Babbage", "London"):
-        assert (shared, ent(name), MENTION_EDGE) in edges
-    assert edges[(shared, ent("Ada Lovelace"), MENTION_EDGE)].weight == 2.0  # both chunks
-    assert (program, ent("Ada Lovelace"), MENTION_EDGE) in edges
-    assert (program, ent("London"), MENTION_EDGE) not in edges
+        assert (shared, ent(name), EdgeKind.UNIT_MENTION) in edges
+    assert edges[(shared, ent("Ada Lovelace"), EdgeKind.UNIT_MENTION)].weight == 2.0  # both chunks
+    assert (program, ent("Ada Lovelace"), EdgeKind.UNIT_MENTION) in edges
+    assert (program, ent("London"), EdgeKind.UNIT_MENTION) not in edges
     # One R per unordered pair; both directions' statements merge into it.
     rid = relationship_id(ent("Ada Lovelace"), ent("Charles Babbage"))
     assert rid == relationship_id(ent("Charles Babbage"), ent("Ada Lovelace"))
     assert nodes[rid].text == (
         "Ada Lovelace worked with Charles Babbage; Charles Babbage corresponded with Ada Lovelace"
     )
-    assert (rid, ent("Ada Lovelace"), END_EDGE) in edges and (
+    assert (rid, ent("Ada Lovelace"), EdgeKind.RELATIONSHIP_END) in edges and (
         rid,
         ent("Charles Babbage"),
-        END_EDGE,
+        EdgeKind.RELATIONSHIP_END,
     ) in edges
-    assert not any(e.kind == END_EDGE and e.src == shared for e in edges.values())  # R–N only
+    assert not any(
+        e.kind == EdgeKind.RELATIONSHIP_END and e.src == shared for e in edges.values()
+    )  # R–N only
     # T–S edges: each chunk to the units decomposed from it.
-    assert {(e.src, e.dst) for e in edges.values() if e.kind == TEXT_EDGE} == {
+    assert {(e.src, e.dst) for e in edges.values() if e.kind == EdgeKind.TEXT} == {
         ("c1", shared), ("c1", program), ("c2", shared),
     }  # fmt: skip
     g1 = dec.g1
@@ -219,7 +214,7 @@ def built(tmp_path_factory, minilm):
 def _integrity(index: GraphIndex) -> None:
     """Every NodeRAG edge joins stored nodes or chunks; every embedded node has a vector."""
     chunks = set(index.store.chunk_ids())
-    rows = index.store.edge_rows([*STRUCTURAL_EDGES, SEMANTIC_EDGE])
+    rows = index.store.edge_rows([*HETEROGRAPH_STRUCTURAL, EdgeKind.SEMANTIC])
     ends = {x for s, d, _ in rows for x in (s, d)}
     nodes = index.store.get_nodes(ends - chunks)
     for s, d, _ in rows:
@@ -242,20 +237,19 @@ def test_build_makes_all_seven_types_with_nonempty_texts(built, minilm):
         for kind in ("attribute", "high_level", "overview"):
             assert all((n.text or "").strip() for n in index.store.nodes_of_kind(kind))
         edges = counts["edges"]
-        for kind in (MENTION_EDGE, END_EDGE, ATTRIBUTE_EDGE, MEMBER_EDGE, TITLE_EDGE, TEXT_EDGE,
-                     SEMANTIC_EDGE):  # fmt: skip
+        for kind in sorted(LAYER_EDGES - {EdgeKind.UNIT_RELATIONSHIP}):
             assert edges.get(kind, 0) > 0, kind
         # Each A hangs off its entity; each O points to an H; H link only to S and A.
         for a in index.store.nodes_of_kind("attribute"):
             assert a.data["written_by"] == "extractive"
             assert a.text.startswith(f"{a.name}:")
-            assert any(e.kind == ATTRIBUTE_EDGE for e in index.store.edges_of(a.id))
-        for src, dst, _ in index.store.edge_rows([MEMBER_EDGE]):
+            assert any(e.kind == EdgeKind.ATTRIBUTE_OF for e in index.store.edges_of(a.id))
+        for src, dst, _ in index.store.edge_rows([EdgeKind.MEMBER]):
             assert node_type(src) == "H" and node_type(dst) in ("S", "A")
-        for src, dst, _ in index.store.edge_rows([TITLE_EDGE]):
+        for src, dst, _ in index.store.edge_rows([EdgeKind.TITLE]):
             assert node_type(src) == "H" and node_type(dst) == "O"
         # Semantic edges join embedded types only (T, S, A, H).
-        for src, dst, _ in index.store.edge_rows([SEMANTIC_EDGE]):
+        for src, dst, _ in index.store.edge_rows([EdgeKind.SEMANTIC]):
             assert node_type(src) in "TSAH" and node_type(dst) in "TSAH"
         _integrity(index)
 
@@ -370,7 +364,7 @@ def test_insert_and_delete_keep_the_layer_consistent(tmp_path, minilm):
         # New units are reachable: linked to their chunk and to semantic neighbours.
         some = next(iter(new_units))
         kinds = {e.kind for e in index.store.edges_of(some)}
-        assert TEXT_EDGE in kinds and SEMANTIC_EDGE in kinds
+        assert EdgeKind.TEXT in kinds and EdgeKind.SEMANTIC in kinds
         _integrity(index)
         # Inserting the same documents again changes nothing.
         again = index.store.counts()
@@ -555,7 +549,7 @@ def test_cli_index_and_query_json(tmp_path, capsys, built):
 def test_view_matrix_counts_overlapping_edges_twice(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
         view = index.method("noderag")._view(index)
-        rows = index.store.edge_rows([*STRUCTURAL_EDGES, SEMANTIC_EDGE])
+        rows = index.store.edge_rows([*HETEROGRAPH_STRUCTURAL, EdgeKind.SEMANTIC])
         pairs: dict[tuple[str, str], float] = {}
         for s, d, w in rows:
             key = (s, d) if s < d else (d, s)

@@ -7,15 +7,19 @@ An index directory holds::
     qdrant/           embedded vectors (Qdrant Edge), unless a server is used
     cache/            LLM and embedding caches (a rebuild never pays twice)
 
-Every chunk is also run through the index's extractor (offline rules by default)
-and merged into the shared entity graph (entities, relations, mentions), which
-the graph methods build on.
-    <method>/         method-specific files (for example bm25/)
+    <layer>/          files of layers that keep them (for example bm25/)
+
+The facade owns the lifecycle; the work is done below it. Every chunk is run through
+the index's extractor (offline rules by default) into the shared entity graph, and
+embedded; then each method's layers (:mod:`hygraph.layers`) are built once, in
+dependency order, however many methods share them. Queries run a method's recipe of
+operators (:mod:`hygraph.operators`) over the :class:`~hygraph.resources.Resources`
+the facade hands down.
 
 Building is incremental and resumable: documents are stored with their chunks in
-one transaction, and every later step (embedding, each method's layer) records
-which chunks it has finished, so a build that was killed continues where it
-stopped and inserting the same documents again adds nothing.
+one transaction, and every layer records which chunks it has finished, so a build
+that was killed continues where it stopped and inserting the same documents again
+adds nothing.
 """
 
 from __future__ import annotations
@@ -35,20 +39,19 @@ import numpy as np
 from hygraph.errors import ConfigError, HygraphError, IndexMismatchError, InputError
 from hygraph.graph.store import DeleteResult, GraphStore
 from hygraph.ingest.documents import Document
+from hygraph.layers.base import BASE_LAYERS, Layer, get_layer, layer_order
 from hygraph.manifest import MANIFEST_NAME, Manifest
 from hygraph.methods.base import Method, get_method, parse_method_spec
 from hygraph.models.base import LLM, Embedder
-from hygraph.models.cache import DiskCache
+from hygraph.progress import progress_bar
+from hygraph.resources import CHUNK_COLLECTION, Resources
 from hygraph.retrieval.evidence import Evidence
 from hygraph.usage import StageUsage, UsageTracker
 from hygraph.vectors import VectorHit, VectorIndex, open_vector_index
 
-CHUNK_COLLECTION = "chunks"
 DEFAULT_METHODS = ("vanilla", "bm25")
 DEFAULT_CHUNK_SIZE = 1200  # HyperGraphRAG / HiRAG / NodeRAG papers
 DEFAULT_CHUNK_OVERLAP = 100  # same papers
-EMBED_BATCH = 256
-EXTRACT_BATCH = 64
 DEFAULT_BUDGET = 2000
 
 
@@ -87,6 +90,8 @@ class QueryResult:
     usage: dict[str, Any] = field(default_factory=dict)
     shown: list[Evidence] = field(default_factory=list)
     """The items the rendered context shows in full, in order (a subset of ``items``)."""
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    """Each recipe step: name, parameters, seconds, LLM calls, tokens, what it added."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,17 +107,8 @@ class QueryResult:
             "context_tokens": self.context_tokens,
             "answer": self.answer,
             "usage": self.usage,
+            "trace": self.trace,
         }
-
-
-def _progress(
-    iterable: Iterable, *, total: int | None, desc: str, enabled: bool | None, unit: str = "it"
-) -> Iterable:
-    """A tqdm bar on stderr; ``enabled=None`` shows it only on a terminal (clean CI logs)."""
-    from tqdm.auto import tqdm
-
-    disable = None if enabled is None else not enabled
-    return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable, leave=False)
 
 
 class GraphIndex:
@@ -153,8 +149,6 @@ class GraphIndex:
         self.path = Path(path).expanduser()
         self.progress = progress
         self.tracker = UsageTracker()
-        self._llm_spec = llm
-        self._llm: LLM | None = None
         self._methods: dict[str, Method] = {}
         manifest_path = self.path / MANIFEST_NAME
         extractor_spec = _extractor_spec(extractor)
@@ -173,20 +167,31 @@ class GraphIndex:
                 embedder, chunk_size, chunk_overlap, qdrant_url, qdrant_client, collection_prefix
             )
             self.manifest.extractor = extractor_spec or "offline"
-        self._extractor_obj = (
-            extractor if extractor is not None and not isinstance(extractor, str) else None
-        )
-        self._extractor: Any = None
+        from hygraph.methods.recipes import register_recipes
         from hygraph.models.embedders import resolve_embedder
 
+        register_recipes(self.manifest.recipes)  # user recipes this index was built with
         # Resolving is cheap (models load on first use) and rejects a bad spec before
         # anything is written.
-        self._inner_embedder = resolve_embedder(
+        inner_embedder = resolve_embedder(
             embedder if embedder is not None else self.manifest.embedder
         )
-        self._embedder: Embedder | None = None
         self.store = GraphStore(self.path / "graph.sqlite")
         self.vectors: VectorIndex = self._open_vectors(qdrant_url, qdrant_api_key, qdrant_client)
+        self.resources = Resources(
+            path=self.path,
+            store=self.store,
+            vectors=self.vectors,
+            manifest=self.manifest,
+            embedder=inner_embedder,
+            llm=llm,
+            tracker=self.tracker,
+            progress=progress,
+            cache_dir=self.cache_dir,
+            extractor=extractor
+            if extractor is not None and not isinstance(extractor, str)
+            else None,
+        )
         if not manifest_path.exists():
             self.manifest.save(self.path)
 
@@ -304,53 +309,17 @@ class GraphIndex:
     @property
     def embedder(self) -> Embedder:
         """The index's embedder, with the on-disk cache and usage accounting."""
-        if self._embedder is None:
-            from hygraph.models.embedders import CachedEmbedder
-
-            cache = DiskCache(self.cache_dir / "embeddings.sqlite")
-            self._embedder = CachedEmbedder(self._inner_embedder, cache, self.tracker)
-        return self._embedder
+        return self.resources.embedder
 
     @property
     def llm(self) -> LLM | None:
         """The configured LLM (cached on disk), or None when none is configured."""
-        if self._llm is None:
-            spec = self._llm_spec
-            if spec is None and not os.environ.get("OPENAI_MODEL"):
-                return None
-            from hygraph.models.llm import CachedLLM, OpenAILLM
-
-            own = spec is None or isinstance(spec, str)
-            inner = OpenAILLM(spec, tracker=self.tracker) if own else spec
-            # Our client keeps its own accounts; a user's LLM object is counted by the cache.
-            self._llm = CachedLLM(
-                inner,
-                DiskCache(self.cache_dir / "llm.sqlite"),
-                tracker=self.tracker,
-                record_misses=not own,
-            )
-        return self._llm
+        return self.resources.llm
 
     @property
     def extractor(self) -> Any:
         """The index's extractor (None when the index was built with ``none``)."""
-        if self._extractor is None:
-            from hygraph.extract import resolve_extractor
-
-            spec = self._extractor_obj or self.manifest.extractor
-            self._extractor = resolve_extractor(spec, self.llm) or False
-        return self._extractor or None
-
-    def _check_dim(self) -> None:
-        dim = int(self.embedder.dim)
-        if self.manifest.dim is None:
-            self.manifest.dim = dim
-            self.manifest.save(self.path)
-        elif self.manifest.dim != dim:
-            raise IndexMismatchError(
-                f"index {self.path} holds {self.manifest.dim}-dimensional vectors but embedder "
-                f"{self.embedder.name!r} produces {dim}; use the index's embedder"
-            )
+        return self.resources.extractor
 
     # -- methods ------------------------------------------------------------------------
 
@@ -418,7 +387,9 @@ class GraphIndex:
         chunker = Chunker(self.manifest.chunk_size, self.manifest.chunk_overlap)
         seen = 0
         with self.tracker.stage("ingest"):
-            bar = _progress(docs, total=None, desc="ingesting", enabled=self.progress, unit="doc")
+            bar = progress_bar(
+                docs, total=None, desc="ingesting", enabled=self.progress, unit="doc"
+            )
             for doc in bar:
                 seen += 1
                 if not doc.text.strip():
@@ -443,12 +414,11 @@ class GraphIndex:
         names = list(dict.fromkeys([*self.manifest.methods, *(b for b, _ in requested)]))
         if not names:
             names = list(DEFAULT_METHODS)
-        report.chunks_extracted = self._extract_pending_chunks()
-        if self._extractor:
-            report.extraction = self._extractor.stats.to_dict()
-        report.chunks_embedded = self._embed_pending_chunks()
-        for name in names:
-            self._build_method(name)
+        counts = self._update_layers(names)
+        report.chunks_extracted = counts.get("entity-graph", 0)
+        if self.resources._extractor:
+            report.extraction = self.resources._extractor.stats.to_dict()
+        report.chunks_embedded = counts.get("chunks", 0)
         report.seconds = time.perf_counter() - start
         report.usage = self.tracker.report()
         self.manifest.builds.append(
@@ -464,152 +434,76 @@ class GraphIndex:
         self.manifest.save(self.path)
         return report
 
-    def _extract_pending_chunks(self) -> int:
-        """Run the extractor over chunks not yet extracted and merge them into the entity graph.
+    def _update_layers(self, names: Sequence[str]) -> dict[str, int]:
+        """Record ``names`` as built and bring every layer they read up to date, once each."""
+        wanted: list[str] = []
+        for name in names:
+            method = self.method(name)
+            if name not in self.manifest.methods:
+                self.manifest.methods[name] = method.config.to_dict()
+            source = getattr(type(method), "recipe_source", None)
+            if source is not None:
+                self.manifest.recipes[name] = source
+            for layer in method.layers:
+                self.layer(layer, method.config)
+            wanted.extend(method.layers)
+        self.manifest.save(self.path)
+        return {name: self.layer(name).update(self.resources) for name in layer_order(wanted)}
 
-        Each batch is stored with its graph update and its progress mark in one
-        transaction. Chunks the extractor could not process (an LLM that kept
-        failing) stay pending and are retried by the next build.
-        """
-        if self.manifest.extractor == "none" and self._extractor_obj is None:
-            return 0
-        task = "extract"
-        done = self.store.done_items(task)
-        pending = [c for c in self.store.chunk_ids() if c not in done]
-        if not pending:
-            return 0  # nothing to do: no need to resolve the extractor (or its LLM)
-        extractor = self.extractor
-        if extractor is None:
-            return 0
-        from hygraph.extract.schema import ChunkInput
-        from hygraph.graph.entity_graph import EntityGraphBuilder
+    def layer(self, name: str, options: Any = None) -> Layer:
+        """The layer ``name`` of this index, configured as built (or from a method's config)."""
+        if name not in self.resources.layers:
+            cls = get_layer(name)
+            saved = self.manifest.layers.get(name)
+            config = cls.Config(**saved) if saved is not None else cls.config_from(options)
+            self.resources.layers[name] = cls(config)
+            if saved is None:
+                self.manifest.layers[name] = config.to_dict()
+        return self.resources.layers[name]
 
-        builder = EntityGraphBuilder(self.store, llm=self.llm)
-        extracted = 0
-        with self.tracker.stage("extract"):
-            batches = range(0, len(pending), EXTRACT_BATCH)
-            bar = _progress(
-                batches, total=len(batches), desc="extracting", enabled=self.progress, unit="batch"
-            )
-            for start in bar:
-                batch = pending[start : start + EXTRACT_BATCH]
-                chunks = self.store.get_chunks(batch)
-                texts = self.chunk_texts(batch)
-                docs = self.store.documents_meta({c.doc_id for c in chunks.values()})
-                inputs = [
-                    ChunkInput(
-                        c,
-                        chunks[c].doc_id,
-                        texts[c],
-                        docs[chunks[c].doc_id][0],
-                        docs[chunks[c].doc_id][1],
-                    )
-                    for c in batch
-                ]
-                extractions = extractor.extract(inputs)
-                update = builder.plan(extractions)
-                with self.store.transaction():
-                    self.store.put_extractions(extractions)
-                    builder.write(update)
-                    self.store.mark_done(task, [e.chunk_id for e in extractions])
-                extracted += len(extractions)
-        return extracted
-
-    def _embed_pending_chunks(self) -> int:
-        task = f"vectors:{CHUNK_COLLECTION}"
-        done = self.store.done_items(task)
-        pending = [c for c in self.store.chunk_ids() if c not in done]
-        if not pending:
-            return 0
-        with self.tracker.stage("embed"):
-            self._check_dim()
-            self.vectors.ensure_collection(CHUNK_COLLECTION, int(self.manifest.dim or 0))
-            batches = range(0, len(pending), EMBED_BATCH)
-            bar = _progress(
-                batches,
-                total=len(batches),
-                desc="embedding chunks",
-                enabled=self.progress,
-                unit="batch",
-            )
-            for start in bar:
-                batch = pending[start : start + EMBED_BATCH]
-                chunks = self.store.get_chunks(batch)
-                texts = self.chunk_texts(batch)
-                vectors = self.embedder.embed([texts[c] for c in batch])
-                payloads = [{"kind": "chunk", "doc_id": chunks[c].doc_id} for c in batch]
-                self.vectors.upsert(CHUNK_COLLECTION, batch, vectors, payloads)
-                self.store.mark_done(task, batch)
-        return len(pending)
-
-    def _build_method(self, name: str) -> None:
-        method = self.method(name)
-        task = f"method:{name}"
-        done = self.store.done_items(task)
-        pending = [c for c in self.store.chunk_ids() if c not in done]
-        if name not in self.manifest.methods:
-            self.manifest.methods[name] = method.config.to_dict()
-            self.manifest.save(self.path)
-        if not pending:
-            return
-        with self.tracker.stage(f"build:{name}"):
-            method.build(self, pending)
-            self.store.mark_done(task, pending)
+    def _built_layers(self) -> list[str]:
+        """The layers of the built methods, each after what it requires."""
+        names = [layer for m in self.manifest.methods for layer in self.method(m).layers]
+        return layer_order(names)
 
     def rebuild(self, methods: Sequence[str]) -> InsertReport:
-        """Build ``methods`` again from scratch over the indexed chunks.
+        """Build the layers of ``methods`` again from scratch over the indexed chunks.
 
-        For methods whose inserts do not recompute everything (``noderag`` keeps its
-        communities, elements and attributes), this recomputes them over the whole corpus.
+        For layers whose inserts do not recompute everything (``noderag``'s heterograph
+        keeps its communities, elements and attributes), this recomputes them over the
+        whole corpus. The extraction and the chunk vectors are kept.
         """
         for name in methods:
             base, _ = parse_method_spec(name)
             if base not in self.manifest.methods:
                 raise ConfigError(f"method {base!r} is not built in index {self.path}")
-            self.method(base).reset(self)
-            self.store.clear_progress(f"method:{base}")
+            for layer in reversed(layer_order(self.method(base).layers)):
+                if layer not in BASE_LAYERS:
+                    self.layer(layer).reset(self.resources)
         return self.insert([], methods=list(methods))
 
     def delete(self, doc_id: str) -> DeleteResult:
-        """Remove a document and everything derived only from it."""
+        """Remove a document and everything derived only from it, in every layer."""
         if self.store.document_hash(doc_id) is None:
             raise InputError(f"no document {doc_id!r} in index {self.path}")
         removed = self.store.delete_document(doc_id)
-        from hygraph.graph.entity_graph import EntityGraphBuilder
-
-        EntityGraphBuilder(self.store, llm=self.llm).repair(removed)
-        self.vectors.delete(CHUNK_COLLECTION, removed.chunk_ids)
-        for name in self.manifest.methods:
-            self.method(name).delete(self, removed)
+        for name in self._built_layers():
+            self.layer(name).delete(self.resources, removed)
         return removed
 
     # -- reading ------------------------------------------------------------------------
 
     def chunk_texts(self, chunk_ids: Iterable[str]) -> dict[str, str]:
         """Chunk texts as embedded and shown: the document title (if any) as a header line."""
-        chunks = self.store.get_chunks(chunk_ids)
-        titles = self.store.document_titles(c.doc_id for c in chunks.values())
-        return {
-            cid: f"{titles[c.doc_id]}\n{c.text}" if titles.get(c.doc_id) else c.text
-            for cid, c in chunks.items()
-        }
+        return self.resources.chunk_texts(chunk_ids)
 
     def chunk_evidence(self, ranked: Sequence[tuple[str, float]]) -> list[Evidence]:
         """Evidence items for ranked ``(chunk id, score)`` pairs (missing chunks are skipped)."""
-        ids = [c for c, _ in ranked]
-        texts = self.chunk_texts(ids)
-        chunks = self.store.get_chunks(ids)
-        return [
-            Evidence(
-                "chunk", texts[c], float(score), (c,), id=c, metadata={"doc_id": chunks[c].doc_id}
-            )
-            for c, score in ranked
-            if c in texts
-        ]
+        return self.resources.chunk_evidence(ranked)
 
     def search_chunks(self, question: str | np.ndarray, k: int) -> list[VectorHit]:
         """Nearest chunks to a question (text or query vector) by cosine similarity."""
-        return self.search_vectors(CHUNK_COLLECTION, question, k)
+        return self.resources.search_chunks(question, k)
 
     def search_vectors(
         self,
@@ -620,22 +514,8 @@ class GraphIndex:
         ids: Sequence[str] | None = None,
         kinds: Sequence[str] | None = None,
     ) -> list[VectorHit]:
-        """Nearest points of ``collection`` to a question (text or query vector).
-
-        ``ids`` restricts the search to those graph ids (it scores stored vectors
-        against the query without embedding their texts again); ``kinds`` to points
-        whose payload ``kind`` is one of them.
-        """
-        if k <= 0 or not self.vectors.has_collection(collection) or ids == [] or kinds == []:
-            return []
-        self._check_dim()
-        vector = self.embedder.embed_query(query) if isinstance(query, str) else query
-        where: dict[str, Any] = {}
-        if ids is not None:
-            where["id"] = list(ids)
-        if kinds is not None:
-            where["kind"] = list(kinds)
-        return self.vectors.search(collection, vector, k, where=where or None)
+        """Nearest points of ``collection`` (see :meth:`Resources.search_vectors`)."""
+        return self.resources.search_vectors(collection, query, k, ids=ids, kinds=kinds)
 
     def upsert_vectors(
         self,
@@ -645,19 +525,11 @@ class GraphIndex:
         payloads: Sequence[dict[str, Any]],
     ) -> None:
         """Embed ``texts`` and store them under graph ``ids`` in ``collection`` (idempotent)."""
-        if not ids:
-            return
-        self._check_dim()
-        self.vectors.ensure_collection(collection, int(self.manifest.dim or 0))
-        for start in range(0, len(ids), EMBED_BATCH):
-            end = start + EMBED_BATCH
-            vectors = self.embedder.embed(list(texts[start:end]))
-            self.vectors.upsert(collection, ids[start:end], vectors, payloads[start:end])
+        self.resources.upsert_vectors(collection, ids, texts, payloads)
 
     def delete_vectors(self, collection: str, ids: Sequence[str]) -> None:
         """Drop points of ``collection`` by graph id (a missing collection is fine)."""
-        if ids and self.vectors.has_collection(collection):
-            self.vectors.delete(collection, list(ids))
+        self.resources.delete_vectors(collection, ids)
 
     def retrieve(
         self,
@@ -692,7 +564,8 @@ class GraphIndex:
         before = self._stage_snapshot("query")
         start = time.perf_counter()
         with self.tracker.stage("query"):
-            context = self.method(method).retrieve(self, question, top_k)
+            state = self.method(method).run(self.resources, question, top_k)
+        context = state.context
         retrieve_seconds = time.perf_counter() - start
         rendered = context.render(budget)
         items = context.items
@@ -708,6 +581,7 @@ class GraphIndex:
             chunks=chunk_ids,
             passages=passages,
             shown=rendered.whole,
+            trace=[step.to_dict() for step in state.trace],
         )
         answer_seconds = 0.0
         if answer:
@@ -717,13 +591,14 @@ class GraphIndex:
                     "answering needs an LLM: pass llm=... (or --llm MODEL), or set OPENAI_MODEL "
                     "(and OPENAI_BASE_URL for a local server)"
                 )
+            from hygraph.generation import generate
+
             chosen = self.method(method)
             t0 = time.perf_counter()
             with self.tracker.stage("query"):
-                response = llm.complete(
-                    chosen.answer_messages(question, rendered.text), temperature=0
+                result.answer = generate(
+                    llm, chosen.generation, chosen.answer_prompt, question, rendered.text
                 )
-            result.answer = chosen.parse_answer(response.text)
             answer_seconds = time.perf_counter() - t0
         after = self._stage_snapshot("query")
         result.usage = {
@@ -761,10 +636,10 @@ class GraphIndex:
         }
 
     def _collections(self) -> list[str]:
-        """The shared chunk collection and those of the built methods."""
+        """The shared chunk collection and those of the built layers."""
         names = [CHUNK_COLLECTION]
-        for method in self.manifest.methods:
-            names.extend(get_method(method).collections)
+        for layer in self._built_layers():
+            names.extend(get_layer(layer).collections)
         return list(dict.fromkeys(names))
 
     def close(self) -> None:

@@ -35,6 +35,8 @@ class Manifest:
     vectors: dict[str, Any]
     extractor: str = "offline"
     methods: dict[str, dict[str, Any]] = field(default_factory=dict)
+    layers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    recipes: dict[str, dict[str, Any]] = field(default_factory=dict)
     builds: list[dict[str, Any]] = field(default_factory=list)
     format: str = FORMAT
     format_version: int = FORMAT_VERSION

@@ -27,7 +27,6 @@ from collections.abc import Sequence
 
 from hygraph.errors import ModelError
 from hygraph.extract.llm import _LLMExtractorBase, _one_line
-from hygraph.extract.parse import ParseError, _strip_thinking
 from hygraph.extract.records import parse_nary_records
 from hygraph.extract.schema import ChunkInput, Extraction, Extractor
 from hygraph.models.base import LLM
@@ -36,6 +35,7 @@ from hygraph.prompts.hypergraph import (
     nary_loop_check_messages,
     nary_messages,
 )
+from hygraph.prompts.replies import ParseError, strip_thinking
 
 __all__ = ["NaryLLMExtractor", "said_yes"]
 
@@ -50,7 +50,7 @@ def said_yes(text: str) -> bool:
     Raises:
         ParseError: the reply is empty or holds only reasoning, so it is not cached.
     """
-    answer = _strip_thinking(text or "").strip()
+    answer = strip_thinking(text or "").strip()
     if not answer:
         raise ParseError("empty answer to the loop check")
     return _NOT_A_WORD.sub("", answer.lower()).startswith("yes")
@@ -112,7 +112,7 @@ class NaryLLMExtractor(_LLMExtractorBase):
             try:
                 return parser(text)
             except ParseError:
-                if _strip_thinking(text or "").strip():
+                if strip_thinking(text or "").strip():
                     return Extraction(chunk_id=chunk.id), 0
                 raise
 

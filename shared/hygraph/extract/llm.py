@@ -17,7 +17,7 @@ Building an index fans out thousands of calls, so the extractors are built to su
 real endpoints and small local models:
 
 * replies are parsed tolerantly (:mod:`hygraph.extract.parse`); unusable replies raise
-  :class:`~hygraph.extract.parse.ParseError`, which a :class:`~hygraph.models.llm.CachedLLM`
+  :class:`~hygraph.prompts.replies.ParseError`, which a :class:`~hygraph.models.llm.CachedLLM`
   sees through ``validate``, so they are **never cached**;
 * a chunk whose call fails or whose reply is unusable is **left out** of the result
   (counted in ``stats.failed_chunks``, one warning per batch) and is retried by the next
@@ -28,8 +28,15 @@ real endpoints and small local models:
   rule-based baseline: when the baseline finds three or more there, the model is probably
   not following the instructions, and one warning per batch says so.
 
-Concurrency: one task per chunk under :func:`asyncio.gather`; the model bounds how many
-calls are in flight (:class:`~hygraph.models.llm.OpenAILLM` has a semaphore).
+Concurrency: one task per chunk under :func:`asyncio.gather`, at most
+:data:`~hygraph.models.fanout.DEFAULT_CONCURRENCY` chunks at a time (the bound every LLM
+fan-out in hygraph uses); the model bounds calls in flight as well
+(:class:`~hygraph.models.llm.OpenAILLM` has its own semaphore). Chunks do not go through
+:func:`~hygraph.models.fanout.complete_many`, because a chunk is not one prompt: gleaning
+continues a conversation with the previous reply, the two-step OpenIE call needs the NER
+reply, NodeRAG repairs depend on the decomposition, and every call carries its own
+``validate`` parser, ``max_tokens`` and JSON-mode setting (which are part of a cached
+reply's key).
 """
 
 from __future__ import annotations
@@ -43,13 +50,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from hygraph.errors import ModelError
-from hygraph.extract.parse import (
-    ParseError,
-    parse_json_payload,
-    parse_ner,
-    parse_triples,
-    parse_unified,
-)
+from hygraph.extract.parse import parse_ner, parse_triples, parse_unified
 from hygraph.extract.schema import (
     DEFAULT_TYPE,
     ChunkInput,
@@ -60,6 +61,7 @@ from hygraph.extract.schema import (
     Relation,
 )
 from hygraph.models.base import LLM, LLMResponse, Message
+from hygraph.models.fanout import DEFAULT_CONCURRENCY
 from hygraph.models.llm import CachedLLM, run_sync
 from hygraph.prompts.extraction import (
     glean_messages,
@@ -67,6 +69,7 @@ from hygraph.prompts.extraction import (
     openie_messages,
     unified_messages,
 )
+from hygraph.prompts.replies import ParseError, parse_json_payload
 
 __all__ = ["EmptyExtractionWarning", "TwoStepLLMExtractor", "UnifiedLLMExtractor"]
 
@@ -230,9 +233,16 @@ class _LLMExtractorBase:
                     log.debug("closing %s failed: %s", self.llm.name, _one_line(err))
 
     async def aextract(self, chunks: Sequence[ChunkInput]) -> list[Extraction]:
-        """Async :meth:`extract`: one task per chunk, results in input order."""
+        """Async :meth:`extract`: one task per chunk (a bounded number at once), results in
+        input order."""
         chunks = list(chunks)
-        outcomes = await asyncio.gather(*(self._guarded(chunk) for chunk in chunks))
+        gate = asyncio.Semaphore(DEFAULT_CONCURRENCY)
+
+        async def bounded(chunk: ChunkInput) -> tuple[Extraction, int] | BaseException:
+            async with gate:
+                return await self._guarded(chunk)
+
+        outcomes = await asyncio.gather(*(bounded(chunk) for chunk in chunks))
         results: list[Extraction] = []
         failures: list[tuple[ChunkInput, BaseException]] = []
         for chunk, outcome in zip(chunks, outcomes, strict=True):

@@ -1,4 +1,5 @@
-"""NodeRAG's text decomposition (spec 004, §3.1) and the parsers of its other LLM replies.
+"""NodeRAG's text decomposition (spec 004, §3.1): chunk text to semantic units, entities
+and relationships.
 
 One call per chunk (:func:`hygraph.prompts.noderag.decomposition_messages`) splits the
 chunk into **semantic units**, each with the UPPER-CASE entities it names and its
@@ -18,11 +19,8 @@ A relationship string that does not split into exactly three comma-separated par
 §8 #17); what is still invalid after it is dropped and counted in
 ``stats.malformed_items``. A failed repair call never fails the chunk.
 
-The other parsers read the replies of the prompts the NodeRAG builder and retrieval
-make: :func:`parse_high_level_elements` (community elements, §3.3),
-:func:`parse_query_elements` (query entry points, §4.1) and :func:`clean_summary`
-(entity attributes, §3.2). All raise :class:`~hygraph.extract.parse.ParseError` on a
-reply with no usable answer, so a :class:`~hygraph.models.llm.CachedLLM` never caches it.
+The parsers of NodeRAG's other replies (entity attributes, community elements, query
+elements) sit beside their prompts in :mod:`hygraph.prompts.noderag`.
 
 Failure handling, JSON mode, concurrency and the empty-output guard are those of
 :class:`hygraph.extract.llm._LLMExtractorBase`.
@@ -30,26 +28,12 @@ Failure handling, JSON mode, concurrency and the empty-output guard are those of
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from hygraph.errors import ModelError
 from hygraph.extract.llm import _LLMExtractorBase, _one_line
-from hygraph.extract.parse import (
-    ParseError,
-    _items,
-    _lower_keys,
-    _pick,
-    _preview,
-    _sections,
-    _strip_thinking,
-    _text,
-    listed_items,
-    parse_json_payload,
-)
 from hygraph.extract.schema import (
     DEFAULT_TYPE,
     ChunkInput,
@@ -59,14 +43,22 @@ from hygraph.extract.schema import (
     Unit,
 )
 from hygraph.prompts.noderag import decomposition_messages, relationship_repair_messages
+from hygraph.prompts.replies import (
+    ParseError,
+    as_list,
+    as_text,
+    find_sections,
+    lower_keys,
+    parse_json_payload,
+    pick,
+    preview,
+    strip_thinking,
+)
 
 __all__ = [
     "NodeRAGLLMExtractor",
-    "clean_summary",
     "normalise_entity",
     "parse_decomposition",
-    "parse_high_level_elements",
-    "parse_query_elements",
     "parse_repaired_relationship",
     "split_relationship",
 ]
@@ -107,11 +99,11 @@ _TARGET_KEYS = ("target", "tgt", "tail", "object", "target_entity", "entity2", "
 
 
 def _triple_from_mapping(item: Mapping[Any, Any]) -> Triple | None:
-    data = _lower_keys(item)
+    data = lower_keys(item)
     return _triple(
-        _text(_pick(data, _SOURCE_KEYS)),
-        _text(_pick(data, _RELATION_KEYS)),
-        _text(_pick(data, _TARGET_KEYS)),
+        as_text(pick(data, _SOURCE_KEYS)),
+        as_text(pick(data, _RELATION_KEYS)),
+        as_text(pick(data, _TARGET_KEYS)),
     )
 
 
@@ -140,7 +132,7 @@ def _relationship(item: Any) -> Triple | str | None:
         parts = split_relationship(raw)
         return (_triple(*parts) or raw) if parts else raw
     if isinstance(item, list | tuple):
-        parts_list = [_text(p) for p in item]
+        parts_list = [as_text(p) for p in item]
         if len(parts_list) == 3 and all(parts_list):
             return _triple(*parts_list)
         joined = ", ".join(p for p in parts_list if p)
@@ -149,9 +141,9 @@ def _relationship(item: Any) -> Triple | str | None:
         found = _triple_from_mapping(item)
         if found is not None:
             return found
-        data = _lower_keys(item)
-        if _pick(data, _SOURCE_KEYS) is None and _pick(data, _TARGET_KEYS) is None:
-            phrase = _pick(data, _RELATION_KEYS)  # {"relationship": "A, rel, B"}
+        data = lower_keys(item)
+        if pick(data, _SOURCE_KEYS) is None and pick(data, _TARGET_KEYS) is None:
+            phrase = pick(data, _RELATION_KEYS)  # {"relationship": "A, rel, B"}
             if isinstance(phrase, str):
                 return _relationship(phrase)
         return None
@@ -178,12 +170,12 @@ def _unit_items(payload: Any, text: str) -> list[Any]:
     """The list of unit objects in a decomposition reply."""
     if isinstance(payload, list):
         return payload
-    sections = _sections(payload, {"units": _UNIT_LIST_KEYS})
+    sections = find_sections(payload, {"units": _UNIT_LIST_KEYS})
     if sections is not None:
-        return _items(sections["units"])
-    if isinstance(payload, Mapping) and _pick(_lower_keys(payload), _UNIT_TEXT_KEYS) is not None:
+        return as_list(sections["units"])
+    if isinstance(payload, Mapping) and pick(lower_keys(payload), _UNIT_TEXT_KEYS) is not None:
         return [payload]  # a single unit object, not wrapped in a list
-    raise ParseError(f"the reply has no 'Output' list of semantic units: {_preview(text)!r}")
+    raise ParseError(f"the reply has no 'Output' list of semantic units: {preview(text)!r}")
 
 
 def parse_decomposition(text: str, chunk_id: str) -> tuple[Extraction, list[tuple[int, str]], int]:
@@ -217,10 +209,10 @@ def parse_decomposition(text: str, chunk_id: str) -> tuple[Extraction, list[tupl
         raw_entities: list[Any] = []
         raw_relations: list[Any] = []
         if isinstance(item, Mapping):
-            data = _lower_keys(item)
-            unit_text = _text(_pick(data, _UNIT_TEXT_KEYS))
-            raw_entities = _items(_pick(data, _UNIT_ENTITY_KEYS))
-            raw_relations = _items(_pick(data, _UNIT_RELATION_KEYS))
+            data = lower_keys(item)
+            unit_text = as_text(pick(data, _UNIT_TEXT_KEYS))
+            raw_entities = as_list(pick(data, _UNIT_ENTITY_KEYS))
+            raw_relations = as_list(pick(data, _UNIT_RELATION_KEYS))
         elif isinstance(item, str):
             unit_text = item
         unit_text = " ".join(unit_text.split())
@@ -230,7 +222,7 @@ def parse_decomposition(text: str, chunk_id: str) -> tuple[Extraction, list[tupl
         names: list[str] = []
         for raw in raw_entities:
             usable = isinstance(raw, str | int | float | Mapping) and not isinstance(raw, bool)
-            name = normalise_entity(_text(raw)) if usable else ""
+            name = normalise_entity(as_text(raw)) if usable else ""
             if not name:
                 malformed += 1
             elif name not in names:
@@ -248,7 +240,7 @@ def parse_decomposition(text: str, chunk_id: str) -> tuple[Extraction, list[tupl
             else:
                 _add_relation(extraction, position, found)
     if items and not extraction.units:
-        raise ParseError(f"no usable semantic unit in the reply: {_preview(text)!r}")
+        raise ParseError(f"no usable semantic unit in the reply: {preview(text)!r}")
     return extraction, pending, malformed
 
 
@@ -262,7 +254,7 @@ def parse_repaired_relationship(text: str) -> Triple | None:
     try:
         payload = parse_json_payload(text)
     except ParseError:
-        body = _strip_thinking(text or "").strip().strip("`").strip()
+        body = strip_thinking(text or "").strip().strip("`").strip()
         parts = split_relationship(body) if body and "\n" not in body else None
         return _triple(*parts) if parts else None
     if isinstance(payload, list):
@@ -286,118 +278,8 @@ def _require_repaired(text: str) -> Triple:
     """``parse_repaired_relationship`` for ``CachedLLM.validate``: junk is not cached."""
     found = parse_repaired_relationship(text)
     if found is None:
-        raise ParseError(f"no valid relationship in the repair reply: {_preview(text)!r}")
+        raise ParseError(f"no valid relationship in the repair reply: {preview(text)!r}")
     return found
-
-
-# --------------------------------------------------------------------------- other replies
-
-_ELEMENT_LIST_KEYS = ("high_level_elements", "elements", "high_level_element", "insights")
-_TITLE_KEYS = ("title", "name", "keywords", "keyword", "topic", "heading")
-_DESCRIPTION_KEYS = ("description", "content", "text", "insight", "summary", "detail", "details")
-_TITLE_WORDS = 8
-_TRAILING_PUNCT = re.compile(r"[\s.,;:!?]+$")
-
-
-def _title_from(description: str) -> str:
-    words = description.split()
-    title = " ".join(words[:_TITLE_WORDS])
-    return _TRAILING_PUNCT.sub("", title) or title
-
-
-def parse_high_level_elements(text: str) -> list[tuple[str, str]]:
-    """``(title, description)`` pairs from a reply to the high-level element prompt.
-
-    The list may sit at the top level or under ``high_level_elements`` (``elements``).
-    Items without a description are skipped; an item with no title gets the first
-    words of its description; a bare string item is a description. Duplicates are kept
-    (the builder merges them by id and counts them).
-
-    Raises:
-        ParseError: no JSON, or an object with no element list.
-    """
-    items = listed_items(text, _ELEMENT_LIST_KEYS, "high_level_elements")
-    out: list[tuple[str, str]] = []
-    for item in items:
-        if isinstance(item, str):
-            title, description = "", item
-        elif isinstance(item, Mapping):
-            data = _lower_keys(item)
-            title = _text(_pick(data, _TITLE_KEYS), ", ")
-            description = _text(_pick(data, _DESCRIPTION_KEYS))
-        else:
-            continue
-        description = " ".join(description.split())
-        if not description:
-            continue
-        title = " ".join(title.split()) or _title_from(description)
-        out.append((title, description))
-    return out
-
-
-_QUERY_ELEMENT_KEYS = ("elements", "entities", "keywords", "key_elements", "terms", "nouns")
-
-
-def parse_query_elements(text: str, question: str) -> list[str]:
-    """The entities and key nouns in a reply to the query-decomposition prompt.
-
-    Reads the ``elements`` list (or ``entities``, ``keywords``) or a top-level list;
-    strings and numbers are kept, objects contribute their ``name``; items are
-    whitespace-collapsed and deduplicated case-insensitively (first spelling kept). An
-    empty list gives ``[]``: the caller decides the fallback (e.g. the question itself).
-
-    Raises:
-        ParseError: no JSON, or an object with no element list (``question`` is named
-            in the message).
-    """
-    about = f" for query {_preview(question, 40)!r}"
-    items = listed_items(text, _QUERY_ELEMENT_KEYS, "elements", about)
-    out: list[str] = []
-    seen: set[str] = set()
-    for item in items:
-        if isinstance(item, bool) or not isinstance(item, str | int | float | Mapping):
-            continue
-        element = " ".join(_text(item).split())
-        if element and element.casefold() not in seen:
-            seen.add(element.casefold())
-            out.append(element)
-    return out
-
-
-_FENCED = re.compile(r"^```[ \t]*[\w+-]*[ \t]*\n?(.*?)\n?```$", re.DOTALL)
-_LABEL = re.compile(
-    r"^\s*(?:#+\s*)?(?:\*\*|__)?\s*(?:entity\s+|attribute\s+)?"
-    r"(?:summary|profile|portrait|description|attributes?)\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*",
-    re.IGNORECASE,
-)
-_SUMMARY_KEYS = ("summary", "profile", "portrait", "description", "attribute", "text", "content")
-
-
-def clean_summary(text: str) -> str:
-    """The summary text of an attribute reply: ``<think>`` blocks, an enclosing code
-    fence, a JSON wrapper (``{"summary": ...}``) and a leading label such as
-    ``Summary:`` removed.
-
-    Raises:
-        ParseError: nothing is left (an empty reply, or reasoning only).
-    """
-    body = _strip_thinking(text or "").strip()
-    fenced = _FENCED.match(body)
-    if fenced:
-        body = fenced.group(1).strip()
-    if body.startswith("{") and body.endswith("}"):
-        try:
-            data = json.loads(body)
-        except ValueError:
-            data = None
-        if isinstance(data, Mapping):
-            inner = _pick(_lower_keys(data), _SUMMARY_KEYS)
-            if isinstance(inner, str):
-                body = inner.strip()
-    body = _LABEL.sub("", body, count=1).strip()
-    if not body:
-        raise ParseError(f"no summary text in the reply: {_preview(text or '')!r}")
-    return body
 
 
 # --------------------------------------------------------------------------- the extractor
@@ -460,6 +342,6 @@ class NodeRAGLLMExtractor(_LLMExtractorBase):
                 self.name,
                 raw,
                 chunk.id,
-                _preview(response.text),
+                preview(response.text),
             )
         return triple

@@ -1,5 +1,8 @@
-"""Tolerant parsers for HyperGraphRAG's replies: delimited n-ary records, question
-entities, and the final answer of the think-then-answer prompt.
+"""Tolerant parsing of HyperGraphRAG's n-ary extraction replies (delimited records).
+
+The parsers of HyperGraphRAG's other replies (question entities, the final answer) sit
+beside their prompts in :mod:`hygraph.prompts.hypergraph`; only the one that fills the
+extraction schema lives here.
 
 The n-ary extraction prompt (:func:`hygraph.prompts.hypergraph.nary_messages`) asks for
 records such as::
@@ -14,26 +17,15 @@ clean the fields) and adds what real models need: ``<think>`` blocks and code fe
 dropped, records on separate lines without ``##`` (or run together) are still separated,
 curly quotes are stripped, and newlines inside a field become spaces rather than
 vanishing. As in :mod:`hygraph.extract.parse`, a reply with no usable record raises
-:class:`~hygraph.extract.parse.ParseError` so a caching model does not keep it, while
+:class:`~hygraph.prompts.replies.ParseError` so a caching model does not keep it, while
 single bad records are skipped and counted.
 """
 
 from __future__ import annotations
 
 import html
-import logging
 import re
-from collections.abc import Mapping
-from typing import Any
 
-from hygraph.extract.parse import (
-    _FENCE,
-    _THINK_BLOCK,
-    ParseError,
-    _preview,
-    _strip_thinking,
-    parse_json_payload,
-)
 from hygraph.extract.schema import (
     DEFAULT_ENTITY_SCORE,
     DEFAULT_FACT_SCORE,
@@ -43,10 +35,9 @@ from hygraph.extract.schema import (
     Fact,
 )
 from hygraph.prompts.hypergraph import COMPLETION_DELIMITER, RECORD_DELIMITER, TUPLE_DELIMITER
+from hygraph.prompts.replies import ParseError, preview, strip_thinking, unfence
 
-__all__ = ["extract_answer", "parse_nary_records", "parse_question_entities"]
-
-log = logging.getLogger("hygraph")
+__all__ = ["parse_nary_records"]
 
 _SPLIT = re.compile(
     "|".join(re.escape(d) for d in (RECORD_DELIMITER, COMPLETION_DELIMITER)), re.IGNORECASE
@@ -104,11 +95,6 @@ def _pieces(body: str) -> list[str]:
     return [p for p in pieces if p.strip()]
 
 
-def _unfence(text: str) -> str:
-    """Code fences replaced by their content (records may be fenced, or not)."""
-    return _FENCE.sub(lambda m: m.group(1), text)
-
-
 def parse_nary_records(text: str, chunk_id: str) -> tuple[Extraction, int]:
     """Parse a reply to the n-ary extraction prompt into facts and entity mentions.
 
@@ -134,7 +120,7 @@ def parse_nary_records(text: str, chunk_id: str) -> tuple[Extraction, int]:
     """
     if not isinstance(text, str) or not text.strip():
         raise ParseError("empty reply")
-    body = _unfence(_strip_thinking(text))
+    body = unfence(strip_thinking(text))  # records may be fenced, or not
     if not body.strip():
         raise ParseError("the reply holds only reasoning (<think>), no records")
     facts: list[Fact] = []
@@ -165,78 +151,5 @@ def parse_nary_records(text: str, chunk_id: str) -> tuple[Extraction, int]:
         elif tag in ("hyper-relation", "entity") or piece.lstrip().startswith("("):
             malformed += 1
     if not facts and not _COMPLETE.search(body):
-        raise ParseError(f"no hyper-relation record in the reply: {_preview(text)!r}")
+        raise ParseError(f"no hyper-relation record in the reply: {preview(text)!r}")
     return Extraction(chunk_id=chunk_id, entities=entities, facts=facts), malformed
-
-
-# --------------------------------------------------------------------------- question entities
-
-_NAME_KEYS = ("name", "entity", "entity_name", "text", "value")
-
-
-def _entity_name(item: Any) -> str:
-    if isinstance(item, str):
-        return " ".join(item.split())
-    if isinstance(item, int | float) and not isinstance(item, bool):
-        return str(item)
-    if isinstance(item, Mapping):
-        lowered = {str(k).strip().lower(): v for k, v in item.items()}
-        for key in _NAME_KEYS:
-            value = lowered.get(key)
-            if isinstance(value, str) and value.strip():
-                return " ".join(value.split())
-    return ""
-
-
-def parse_question_entities(text: str, question: str) -> list[str]:
-    """The entities in a reply to the question-entity prompt; ``[question]`` when none.
-
-    Accepts ``{"entities": [...]}`` (key in any case) or a bare list; items may be
-    strings or objects with a ``name`` key. Entities are deduplicated (case-insensitive,
-    first spelling kept) and empty ones dropped. Any failure falls back to the question
-    itself, so retrieval always has something to search with (spec §4.1).
-    """
-    try:
-        payload = parse_json_payload(text)
-    except ParseError:
-        log.debug("question entities: no JSON in the reply, using the question")
-        return [question]
-    if isinstance(payload, Mapping):
-        lowered = {str(k).strip().lower(): v for k, v in payload.items()}
-        payload = lowered.get("entities")
-        if isinstance(payload, str):
-            payload = [payload]
-    if not isinstance(payload, list):
-        return [question]
-    found: dict[str, str] = {}
-    for item in payload:
-        name = _entity_name(item)
-        if name:
-            found.setdefault(name.casefold(), name)
-    return list(found.values()) or [question]
-
-
-# --------------------------------------------------------------------------- answers
-
-_ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
-_ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
-_LEADING_THINK = re.compile(r"^\s*<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
-
-
-def extract_answer(text: str) -> str:
-    """The final answer of a think-then-answer reply (spec §5.3).
-
-    The text between the first ``<answer>`` and the ``</answer>`` after it, stripped.
-    Tags inside a closed ``<think>`` block are not taken for the answer. When either
-    tag is missing, the whole reply, stripped, without a leading ``<think>`` block.
-    """
-    if not text:
-        return ""
-    body = _THINK_BLOCK.sub("", text)
-    for candidate in (body, text):
-        opened = _ANSWER_OPEN.search(candidate)
-        if opened:
-            closed = _ANSWER_CLOSE.search(candidate, opened.end())
-            if closed:
-                return candidate[opened.end() : closed.start()].strip()
-    return _LEADING_THINK.sub("", text).strip()

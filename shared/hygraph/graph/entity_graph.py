@@ -17,7 +17,6 @@ change). Without an LLM the joined text is kept; the context renderer truncates 
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -25,14 +24,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hygraph.extract.schema import DEFAULT_TYPE, Extraction
+from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.graph.store import DeleteResult, Edge, GraphStore, Node
 
 if TYPE_CHECKING:
     from hygraph.models.base import LLM
 
-ENTITY_KIND = "entity"
-RELATION_EDGE = "relation"
-MENTION_EDGE = "mentions"
 SUMMARY_THRESHOLD_TOKENS = 500  # GraphRAG-style merge trigger (HyGRAG spec, reference code)
 SUMMARY_MAX_WORDS = 150  # our choice
 
@@ -115,7 +112,7 @@ class EntityGraphBuilder:
                     Edge(
                         ex.chunk_id,
                         entity_node_id(key),
-                        MENTION_EDGE,
+                        EdgeKind.MENTION,
                         e.score / 100.0,
                         sources=[ex.chunk_id],
                     )
@@ -135,11 +132,13 @@ class EntityGraphBuilder:
             data["mentions"] = {**data.get("mentions", {}), **new}
             nodes.append(self._entity_node(key, data, sources=list(new)))
         self._summarise(nodes)
-        edge_keys = [(entity_node_id(s), entity_node_id(t), RELATION_EDGE) for s, t in relations]
+        edge_keys = [
+            (entity_node_id(s), entity_node_id(t), EdgeKind.RELATION) for s, t in relations
+        ]
         old_edges = self.store.get_edges(edge_keys)
         edges: list[Edge] = []
         for (s, t), new_entries in relations.items():
-            ek = (entity_node_id(s), entity_node_id(t), RELATION_EDGE)
+            ek = (entity_node_id(s), entity_node_id(t), EdgeKind.RELATION)
             entries = {
                 **(old_edges[ek].data.get("entries", {}) if ek in old_edges else {}),
                 **new_entries,
@@ -166,7 +165,7 @@ class EntityGraphBuilder:
         else:
             data.pop("summary", None)
             data.pop("summary_of", None)
-        return Node(entity_node_id(key), ENTITY_KIND, name, text, data, tuple(sources))
+        return Node(entity_node_id(key), NodeKind.ENTITY, name, text, data, tuple(sources))
 
     def _summarise(self, nodes: list[Node]) -> None:
         """Replace long merged descriptions with an LLM summary (when an LLM is configured)."""
@@ -183,26 +182,19 @@ class EntityGraphBuilder:
         ]
         if not todo:
             return
-        llm = self.llm
+        from hygraph.models.fanout import complete_many
 
-        async def run() -> list[Any]:
-            calls = [
-                llm.acomplete(
-                    summarize_messages(n.name or "", n.text.split("\n"), self.summary_max_words),
-                    temperature=0,
-                )
-                for n in todo
-            ]
-            return await asyncio.gather(*calls, return_exceptions=True)
-
-        from hygraph.models.llm import run_sync
-
-        results = run_sync(run)
-        for node, result in zip(todo, results, strict=True):
-            if isinstance(result, BaseException) or not result.text.strip():
+        prompts = [
+            summarize_messages(n.name or "", n.text.split("\n"), self.summary_max_words)
+            for n in todo
+        ]
+        # temperature=0 (an int) as before: it is part of a cached reply's key.
+        replies = complete_many(self.llm, prompts, desc="entity summaries", temperature=0)
+        for node, reply in zip(todo, replies, strict=True):
+            if isinstance(reply, BaseException) or not reply.strip():
                 continue  # keep the joined descriptions; a later build retries
             node.data["summary_of"] = hashlib.sha256(node.text.encode()).hexdigest()[:16]
-            node.data["summary"] = result.text.strip()
+            node.data["summary"] = reply.strip()
             node.text = node.data["summary"]
             self.summaries_made += 1
 
@@ -222,7 +214,7 @@ class EntityGraphBuilder:
         self._summarise(nodes)
         edges: list[Edge] = []
         for node_id in touched:
-            for edge in self.store.edges_of(node_id, RELATION_EDGE):
+            for edge in self.store.edges_of(node_id, EdgeKind.RELATION):
                 entries = edge.data.get("entries", {})
                 if not any(c in gone for c in entries):
                     continue

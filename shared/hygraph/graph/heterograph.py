@@ -41,33 +41,9 @@ from dataclasses import dataclass, field
 
 from hygraph.extract.keys import entity_key
 from hygraph.extract.schema import Extraction
-from hygraph.graph.entity_graph import ENTITY_KIND, GraphUpdate, entity_node_id
+from hygraph.graph.entity_graph import GraphUpdate, entity_node_id
+from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.graph.store import Edge, GraphStore, Node
-
-UNIT_KIND = "unit"
-RELATIONSHIP_KIND = "relationship"
-ATTRIBUTE_KIND = "attribute"
-HIGH_LEVEL_KIND = "high_level"
-OVERVIEW_KIND = "overview"
-
-MENTION_EDGE = "nr_mention"
-END_EDGE = "nr_end"
-ATTRIBUTE_EDGE = "nr_attribute"
-MEMBER_EDGE = "nr_member"
-TITLE_EDGE = "nr_title"
-TEXT_EDGE = "nr_text"
-SEMANTIC_EDGE = "nr_semantic"
-UNIT_RELATION_EDGE = "nr_unit_relation"  # option: R–S links (spec §8 #16)
-
-STRUCTURAL_EDGES = (
-    MENTION_EDGE,
-    END_EDGE,
-    ATTRIBUTE_EDGE,
-    MEMBER_EDGE,
-    TITLE_EDGE,
-    TEXT_EDGE,
-    UNIT_RELATION_EDGE,
-)
 
 #: Node type letter by id prefix (T nodes are chunk ids: everything else).
 PREFIX_TYPES = {
@@ -79,12 +55,12 @@ PREFIX_TYPES = {
     "over:": "O",
 }
 TYPE_KINDS = {
-    "S": UNIT_KIND,
-    "N": ENTITY_KIND,
-    "R": RELATIONSHIP_KIND,
-    "A": ATTRIBUTE_KIND,
-    "H": HIGH_LEVEL_KIND,
-    "O": OVERVIEW_KIND,
+    "S": NodeKind.UNIT,
+    "N": NodeKind.ENTITY,
+    "R": NodeKind.RELATIONSHIP,
+    "A": NodeKind.ATTRIBUTE,
+    "H": NodeKind.HIGH_LEVEL,
+    "O": NodeKind.OVERVIEW,
 }
 
 
@@ -222,7 +198,7 @@ class HeterographBuilder:
             out.update.nodes.append(
                 Node(
                     sid,
-                    UNIT_KIND,
+                    NodeKind.UNIT,
                     None,
                     out.units[sid],
                     {"weight": len(sources)},
@@ -232,7 +208,7 @@ class HeterographBuilder:
             g1.add_node(sid, type="S", weight=len(sources))
         for (sid, eid), chunks in mention_sources.items():
             out.update.edges.append(
-                Edge(sid, eid, MENTION_EDGE, float(len(chunks)), {}, tuple(sorted(chunks)))
+                Edge(sid, eid, EdgeKind.UNIT_MENTION, float(len(chunks)), {}, tuple(sorted(chunks)))
             )
             g1.add_node(eid, type="N", weight=entity_weight.get(eid, 1))
             g1.add_edge(sid, eid, weight=float(len(chunks)))
@@ -246,7 +222,7 @@ class HeterographBuilder:
             out.update.nodes.append(
                 Node(
                     rid,
-                    RELATIONSHIP_KIND,
+                    NodeKind.RELATIONSHIP,
                     None,
                     text,
                     {"statements": merged, "ends": [a, b], "weight": len(merged)},
@@ -254,7 +230,9 @@ class HeterographBuilder:
                 )
             )
             for end in (a, b):
-                out.update.edges.append(Edge(rid, end, END_EDGE, 1.0, {}, tuple(sorted(per_chunk))))
+                out.update.edges.append(
+                    Edge(rid, end, EdgeKind.RELATIONSHIP_END, 1.0, {}, tuple(sorted(per_chunk)))
+                )
                 g1.add_node(end, type="N", weight=entity_weight.get(end, 1))
                 g1.add_edge(rid, end, weight=1.0)
             g1.nodes[rid]["type"] = "R"
@@ -262,11 +240,11 @@ class HeterographBuilder:
         if self.link_relationships_to_units:
             for (rid, sid), chunks in rel_units.items():
                 out.update.edges.append(
-                    Edge(sid, rid, UNIT_RELATION_EDGE, 1.0, {}, tuple(sorted(chunks)))
+                    Edge(sid, rid, EdgeKind.UNIT_RELATIONSHIP, 1.0, {}, tuple(sorted(chunks)))
                 )
                 g1.add_edge(sid, rid, weight=1.0)
         for chunk, sid in sorted(text_edges):
-            out.update.edges.append(Edge(chunk, sid, TEXT_EDGE, 1.0, {}, (chunk,)))
+            out.update.edges.append(Edge(chunk, sid, EdgeKind.TEXT, 1.0, {}, (chunk,)))
         out.g1 = g1
         return out
 

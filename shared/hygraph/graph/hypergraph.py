@@ -31,10 +31,8 @@ from dataclasses import dataclass, field
 from hygraph.extract.keys import entity_key
 from hygraph.extract.schema import Extraction
 from hygraph.graph.entity_graph import GraphUpdate, entity_node_id
+from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.graph.store import DeleteResult, Edge, GraphStore, Node
-
-FACT_KIND = "fact"
-INCIDENCE_EDGE = "incidence"
 
 
 def fact_node_id(text: str) -> str:
@@ -60,12 +58,12 @@ def _fact_node(fact_id: str, text: str, mentions: dict[str, float], sources: Ite
         "score": max(mentions.values()),
         "mention_count": len(mentions),
     }
-    return Node(fact_id, FACT_KIND, None, text, data, tuple(sources))
+    return Node(fact_id, NodeKind.FACT, None, text, data, tuple(sources))
 
 
 def _incidence(fact_id: str, ent_id: str, entries: dict[str, list], sources: Iterable[str]) -> Edge:
     weight = max(float(e[0]) for e in entries.values())
-    return Edge(fact_id, ent_id, INCIDENCE_EDGE, weight, {"entries": entries}, tuple(sources))
+    return Edge(fact_id, ent_id, EdgeKind.INCIDENCE, weight, {"entries": entries}, tuple(sources))
 
 
 class HypergraphBuilder:
@@ -102,10 +100,10 @@ class HypergraphBuilder:
             old = stored.get(fid)
             merged = {**(old.data.get("mentions", {}) if old else {}), **new}
             nodes.append(_fact_node(fid, old.text if old else texts[fid], merged, new))
-        old_edges = self.store.get_edges((f, e, INCIDENCE_EDGE) for f, e in entries)
+        old_edges = self.store.get_edges((f, e, EdgeKind.INCIDENCE) for f, e in entries)
         edges = []
         for (fid, eid), new_entries in entries.items():
-            old_edge = old_edges.get((fid, eid, INCIDENCE_EDGE))
+            old_edge = old_edges.get((fid, eid, EdgeKind.INCIDENCE))
             merged = {**(old_edge.data.get("entries", {}) if old_edge else {}), **new_entries}
             edges.append(_incidence(fid, eid, merged, new_entries))
         return GraphUpdate(nodes, edges)
@@ -129,7 +127,7 @@ class HypergraphBuilder:
             kept = {c: s for c, s in node.data.get("mentions", {}).items() if c not in gone}
             if kept:
                 nodes.append(_fact_node(fid, node.text or "", kept, ()))
-            for edge in self.store.edges_of(fid, INCIDENCE_EDGE):
+            for edge in self.store.edges_of(fid, EdgeKind.INCIDENCE):
                 old = edge.data.get("entries", {})
                 left = {c: e for c, e in old.items() if c not in gone}
                 if left and len(left) != len(old):
@@ -149,9 +147,9 @@ class Bipartite:
         nodes = self.store.get_nodes(fact_ids)
         out: dict[str, Hyperedge] = {}
         for fid, node in nodes.items():
-            if node.kind != FACT_KIND:
+            if node.kind != NodeKind.FACT:
                 continue
-            incid = sorted(self.store.edges_of(fid, INCIDENCE_EDGE), key=lambda e: -e.weight)
+            incid = sorted(self.store.edges_of(fid, EdgeKind.INCIDENCE), key=lambda e: -e.weight)
             out[fid] = Hyperedge(
                 fid,
                 node.text or "",
@@ -162,13 +160,15 @@ class Bipartite:
         return out
 
     def entities_of(self, fact_id: str) -> list[str]:
-        return [e.dst for e in self.store.edges_of(fact_id, INCIDENCE_EDGE) if e.src == fact_id]
+        return [e.dst for e in self.store.edges_of(fact_id, EdgeKind.INCIDENCE) if e.src == fact_id]
 
     def hyperedges_of(self, entity_id: str) -> list[str]:
-        return [e.src for e in self.store.edges_of(entity_id, INCIDENCE_EDGE) if e.dst == entity_id]
+        return [
+            e.src for e in self.store.edges_of(entity_id, EdgeKind.INCIDENCE) if e.dst == entity_id
+        ]
 
     def degree(self, node_id: str) -> int:
-        return len(self.store.edges_of(node_id, INCIDENCE_EDGE))
+        return len(self.store.edges_of(node_id, EdgeKind.INCIDENCE))
 
     def shared(self, entity_ids: Sequence[str]) -> set[str]:
         """Facts that contain every entity in ``entity_ids``."""

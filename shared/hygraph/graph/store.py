@@ -6,8 +6,8 @@ table that makes builds resumable. Every write happens in a transaction and is
 idempotent (ids are content hashes, inserts are upserts), so a build killed
 half-way leaves a consistent store and a rerun continues where it stopped.
 
-Algorithms do not query SQLite row by row: they take a :class:`~hygraph.graph.csr.CSRGraph`
-snapshot from :meth:`GraphStore.csr`.
+Queries and algorithms do not read SQLite row by row: they read the arrays of a
+:class:`~hygraph.graph.view.GraphView`, rebuilt once per store version.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hygraph.graph.csr import CSRGraph
 from hygraph.ingest.documents import Chunk, Document
 
 SCHEMA_VERSION = 1
@@ -628,18 +627,3 @@ class GraphStore:
             "nodes": by_kind,
             "edges": edge_kinds,
         }
-
-    def csr(
-        self,
-        *,
-        edge_kinds: Iterable[str] | None = None,
-        undirected: bool = True,
-    ) -> CSRGraph:
-        """A read-only CSR snapshot of the edges (optionally only some kinds) for algorithms."""
-        sql = "SELECT src, dst, weight FROM edges"
-        params: list[Any] = []
-        if edge_kinds is not None:
-            kinds = list(edge_kinds)
-            sql += f" WHERE kind IN ({','.join('?' * len(kinds))})"
-            params = kinds
-        return CSRGraph.from_edges(self._query(sql, params), undirected=undirected)

@@ -1,28 +1,30 @@
-"""What a retrieval method is, and the registry that names them.
+"""What a retrieval method is, and the lazy registry that names them.
 
-A method adds its own layer to an index (``build``, called with the chunks that
-are new since its last build, so inserts are incremental), forgets what a
-deleted document contributed (``delete``), and answers a question with a
-:class:`~hygraph.retrieval.context.Context` (``retrieve``). Each method has a
-``Config`` dataclass whose defaults are its paper's values.
-
-Registering a method (``@register``) is all it takes for the CLI, the benchmark
-and the framework integrations to offer it.
+A method is four things: a ``Config`` dataclass whose defaults are its paper's
+values (each with its source in a comment), the ``layers`` it reads (built once per
+index and shared with every other method that names them), a ``recipe`` of operator
+steps (:mod:`hygraph.operators`), and a generation mode with its answer prompt.
+Built-in methods are found by name through :data:`METHOD_MODULES` (imported on first
+use); ``@register`` adds any other, and a YAML or JSON recipe file registers itself
+(:mod:`hygraph.methods.recipes`). Registered methods appear in the CLI, the benchmark
+and both framework integrations with no further code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hygraph.errors import ConfigError, UnknownMethodError
+from hygraph.operators.recipe import Step, run, validate
+from hygraph.operators.state import State
 from hygraph.retrieval.context import Context
 
 if TYPE_CHECKING:
-    from hygraph.graph.store import DeleteResult
-    from hygraph.index import GraphIndex
     from hygraph.models.base import Message
+    from hygraph.resources import Resources
 
 
 @dataclass
@@ -72,7 +74,7 @@ def parse_method_spec(spec: str) -> tuple[str, dict[str, Any]]:
     field's type), so a variant or an ablation is named on the command line, in a
     benchmark or from Python without code: ``hypergraph:chunk_retrieval=false``.
     """
-    name, _, rest = spec.partition(":")
+    name, _, rest = _split_spec(spec)
     cls = get_method(name.strip())
     defaults = cls.Config()
     known = {f.name for f in fields(cls.Config)}
@@ -91,45 +93,71 @@ def parse_method_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 class Method:
-    """Base class of retrieval methods."""
+    """A retrieval method: Config + layers + recipe + generation (see the module docstring)."""
 
     name: ClassVar[str]
     Config: ClassVar[type[MethodConfig]] = MethodConfig
     description: ClassVar[str] = ""
-    #: Vector collections the method adds to the index (beyond the shared chunks).
-    collections: ClassVar[tuple[str, ...]] = ()
+    #: Layers the recipe reads (their requirements are built too).
+    layers: ClassVar[tuple[str, ...]] = ("chunks",)
+    #: The operator steps, run top to bottom (see :mod:`hygraph.operators.recipe`).
+    recipe: ClassVar[tuple[Step, ...]] = ()
+    #: How an answer is generated from the context: ``direct`` (one LLM call).
+    generation: ClassVar[str] = "direct"
+    #: The answer prompt (:mod:`hygraph.generation`): ``plain``, ``cot`` or ``noderag``.
+    answer_prompt: ClassVar[str] = "plain"
+    #: Whether a query needs an LLM (the build never does for today's methods).
+    query_llm: ClassVar[str] = "optional"
 
     def __init__(self, config: MethodConfig | dict[str, Any] | None = None):
         if config is None or isinstance(config, dict):
             config = self.Config.from_dict(config)
         self.config = config
 
-    def build(self, index: GraphIndex, chunk_ids: Sequence[str]) -> None:
-        """Add this method's layer for ``chunk_ids`` (new chunks). Default: nothing to build."""
+    @classmethod
+    def check(cls) -> None:
+        """Validate the recipe against the layers and config (a one-line error naming the step)."""
+        validate(cls.recipe, layer_closure(cls.layers), cls.Config())
 
-    def delete(self, index: GraphIndex, removed: DeleteResult) -> None:
-        """Drop what a deleted document contributed. Default: nothing to drop."""
+    def run(self, res: Resources, question: str, top_k: int | None = None) -> State:
+        """Run the recipe for ``question``; the state holds the context and the trace."""
+        state = State(question=question, top_k=top_k or self.config.top_k)
+        return run(res, state, self.recipe, self.config)
 
-    def reset(self, index: GraphIndex) -> None:
-        """Remove this method's layer so the next build starts over (:meth:`GraphIndex.rebuild`).
-
-        Only methods whose inserts update their layer approximately need it (NodeRAG keeps
-        its communities and attributes); the default leaves the layer as it is.
-        """
-
-    def retrieve(self, index: GraphIndex, question: str, top_k: int | None = None) -> Context:
-        raise NotImplementedError
+    def retrieve(self, res: Resources, question: str, top_k: int | None = None) -> Context:
+        return self.run(res, question, top_k).context
 
     def answer_messages(self, question: str, context: str) -> list[Message]:
-        """The prompt that answers ``question`` from the rendered context (overridable)."""
-        from hygraph.prompts.answer import answer_messages
+        """The prompt that answers ``question`` from the rendered context."""
+        from hygraph.generation import answer_messages
 
-        return answer_messages(question, context)
+        return answer_messages(self.answer_prompt, question, context)
 
     def parse_answer(self, text: str) -> str:
         """The answer in the model's reply to :meth:`answer_messages`."""
-        return text.strip()
+        from hygraph.generation import parse_answer
 
+        return parse_answer(self.answer_prompt, text)
+
+
+def layer_closure(names: tuple[str, ...] | list[str]) -> list[str]:
+    """The layers ``names`` need, with everything they require."""
+    from hygraph.layers.base import layer_order
+
+    return layer_order(names)
+
+
+#: Built-in methods by name → the module that defines them (imported on first use).
+METHOD_MODULES: dict[str, str] = {
+    "vanilla": "hygraph.methods.vanilla",
+    "bm25": "hygraph.methods.bm25",
+    "hybrid": "hygraph.methods.hybrid",
+    "hypergraph": "hygraph.methods.hypergraph",
+    "hypergraph-bridge": "hygraph.methods.hypergraph",
+    "noderag": "hygraph.methods.noderag",
+    "noderag-fused": "hygraph.methods.noderag",
+}
+RECIPE_SUFFIXES = (".yaml", ".yml", ".json")
 
 _REGISTRY: dict[str, type[Method]] = {}
 
@@ -141,21 +169,31 @@ def register(cls: type[Method]) -> type[Method]:
 
 
 def available_methods() -> list[str]:
-    _load_builtin()
-    return sorted(_REGISTRY)
+    return sorted({*METHOD_MODULES, *_REGISTRY})
 
 
 def get_method(name: str) -> type[Method]:
-    """The method class registered as ``name`` (raises UnknownMethodError otherwise)."""
-    _load_builtin()
-    try:
+    """The method registered as ``name``, or the recipe in file ``name`` (a clear error else)."""
+    if name in _REGISTRY:
         return _REGISTRY[name]
-    except KeyError:
-        raise UnknownMethodError(
-            f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))}"
-        ) from None
+    if name in METHOD_MODULES:
+        importlib.import_module(METHOD_MODULES[name])
+        return _REGISTRY[name]
+    if name.endswith(RECIPE_SUFFIXES):
+        from hygraph.methods.recipes import load_recipe
+
+        return load_recipe(Path(name))
+    raise UnknownMethodError(
+        f"unknown method {name!r}; available: {', '.join(available_methods())} "
+        "(or a recipe file ending in .yaml, .yml or .json)"
+    )
 
 
-def _load_builtin() -> None:
-    # Importing the modules runs their @register decorators.
-    from hygraph.methods import bm25, hybrid, hypergraph, noderag, vanilla  # noqa: F401
+def _split_spec(spec: str) -> tuple[str, str, str]:
+    """``name:options`` split; a recipe path may itself hold a colon (``C:\\r.yaml``)."""
+    for suffix in RECIPE_SUFFIXES:
+        at = spec.find(suffix)
+        if at > 0 and (at + len(suffix) == len(spec) or spec[at + len(suffix)] == ":"):
+            end = at + len(suffix)
+            return spec[:end], spec[end : end + 1], spec[end + 1 :]
+    return spec.partition(":")

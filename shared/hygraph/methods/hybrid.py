@@ -2,24 +2,16 @@
 
 The strong simple baseline a user tries after plain vector search: each chunk
 scores ``sum(1 / (rrf_k + rank))`` over the two rankings (Cormack et al. 2009;
-``rrf_k = 60`` is their value). Both input rankings are taken ``candidates`` deep.
-It reuses the ``vanilla`` vectors and the ``bm25`` index, so it builds the BM25
-index when needed and nothing else.
+``rrf_k = 60`` is their value). Both input rankings are taken ``candidates`` deep
+(at least top_k). It reads the chunk vectors and the ``bm25`` layer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
-from hygraph.methods.base import Method, MethodConfig, get_method, register
-from hygraph.retrieval.context import Context
-from hygraph.retrieval.fusion import reciprocal_rank_fusion
-
-if TYPE_CHECKING:
-    from hygraph.graph.store import DeleteResult
-    from hygraph.index import GraphIndex
+from hygraph.methods.base import Method, MethodConfig, register
+from hygraph.operators.recipe import Step
 
 
 @dataclass
@@ -36,28 +28,12 @@ class Hybrid(Method):
     name = "hybrid"
     Config = HybridConfig
     description = "dense + BM25 fused by reciprocal rank"
-
-    def __init__(self, config: Any = None):
-        super().__init__(config)
-        self._bm25 = get_method("bm25")()
-
-    def build(self, index: GraphIndex, chunk_ids: Sequence[str]) -> None:
-        self._bm25.build(index, chunk_ids)
-
-    def delete(self, index: GraphIndex, removed: DeleteResult) -> None:
-        self._bm25.delete(index, removed)
-
-    def retrieve(self, index: GraphIndex, question: str, top_k: int | None = None) -> Context:
-        k = top_k or self.config.top_k
-        depth = max(k, self.config.candidates)
-        dense = [h.id for h in index.search_chunks(question, depth)]
-        lexical = [item.id for item in self._bm25.retrieve(index, question, depth).items]
-        fused = reciprocal_rank_fusion(
-            [dense, lexical],
-            self.config.rrf_k,
-            [self.config.dense_weight, self.config.bm25_weight],
-        )
-        items = index.chunk_evidence(fused[:k])
-        context = Context()
-        context.add("Passages", items)
-        return context
+    layers = ("chunks", "bm25")
+    recipe = (
+        Step("chunk.vdb", {"k": "$candidates", "into": "dense", "at_least_top_k": True}),
+        Step("chunk.bm25", {"k": "$candidates", "into": "lexical", "at_least_top_k": True}),
+        Step("merge.rrf", {"rankings": ["dense", "lexical"], "k": "$rrf_k",
+                           "weights": ["$dense_weight", "$bm25_weight"]}),
+        Step("chunk.evidence", {"k": "$top_k"}),
+        Step("merge.context", {"sections": "chunks", "titles": {"chunks": "Passages"}}),
+    )  # fmt: skip

@@ -7,13 +7,9 @@ nothing of its own; it embeds the question and returns the nearest chunks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from hygraph.methods.base import Method, MethodConfig, register
-from hygraph.retrieval.context import Context
-
-if TYPE_CHECKING:
-    from hygraph.index import GraphIndex
+from hygraph.operators.recipe import Step
 
 
 @dataclass
@@ -26,11 +22,9 @@ class Vanilla(Method):
     name = "vanilla"
     Config = VanillaConfig
     description = "dense top-k chunk retrieval (cosine over chunk embeddings)"
-
-    def retrieve(self, index: GraphIndex, question: str, top_k: int | None = None) -> Context:
-        k = top_k or self.config.top_k
-        hits = index.search_chunks(question, k)
-        items = index.chunk_evidence([(h.id, h.score) for h in hits])
-        context = Context()
-        context.add("Passages", items)
-        return context
+    layers = ("chunks",)
+    recipe = (
+        Step("chunk.vdb", {"k": "$top_k"}),
+        Step("chunk.evidence", {"k": "$top_k"}),
+        Step("merge.context", {"sections": "chunks", "titles": {"chunks": "Passages"}}),
+    )

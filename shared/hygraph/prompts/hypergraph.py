@@ -10,7 +10,9 @@ records separated by :data:`RECORD_DELIMITER` and the output closed by
 
 The question-entity prompt (spec §4.1) asks for a small JSON object, and the generation
 prompt (spec §5.3) is one user message with ``---Section---`` headers whose final answer
-sits in ``<answer>`` tags.
+sits in ``<answer>`` tags. Their reply parsers live here too
+(:func:`parse_question_entities`, :func:`extract_answer`); the n-ary records fill the
+extraction schema, so their parser stays in :mod:`hygraph.extract.records`.
 
 Constants are templates for :meth:`str.format` where they take placeholders; texts
 without placeholders are sent as they are. The wording and every example passage are
@@ -20,9 +22,15 @@ our own (the hypertension example is the spec authors' worked example).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from hygraph.models.base import Message
+from hygraph.prompts.replies import ParseError, drop_think_blocks, parse_json_payload
+
+log = logging.getLogger("hygraph")
 
 TUPLE_DELIMITER = "<|>"
 RECORD_DELIMITER = "##"
@@ -251,8 +259,8 @@ def nary_loop_check_messages(history: Sequence[Message], reply: str) -> list[Mes
 def question_entities_messages(question: str) -> list[Message]:
     """The key entities of a question as ``{"entities": [...]}`` (few-shot, spec §4.1).
 
-    Parsed by :func:`hygraph.extract.records.parse_question_entities`, which falls back
-    to the question itself when the reply is unusable.
+    Parsed by :func:`parse_question_entities`, which falls back to the question itself
+    when the reply is unusable.
     """
     messages: list[Message] = [{"role": "system", "content": QUESTION_ENTITIES_SYSTEM}]
     for example, entities in QUESTION_ENTITIES_EXAMPLES:
@@ -272,10 +280,83 @@ def question_entities_messages(question: str) -> list[Message]:
 def cot_answer_messages(question: str, knowledge: str) -> list[Message]:
     """The unified generation prompt (spec §5.3): one user message, reasoning in
     ``<think>`` and the final answer in ``<answer>`` (read it back with
-    :func:`hygraph.extract.records.extract_answer`)."""
+    :func:`extract_answer`)."""
     return [
         {
             "role": "user",
             "content": COT_ANSWER_USER.format(knowledge=knowledge, question=question),
         }
     ]
+
+
+# --------------------------------------------------------------------------- reply parsers
+
+_NAME_KEYS = ("name", "entity", "entity_name", "text", "value")
+
+
+def _entity_name(item: Any) -> str:
+    """One listed entity as text: a string (whitespace collapsed), a number, or an
+    object's name; ``""`` for anything else."""
+    if isinstance(item, str):
+        return " ".join(item.split())
+    if isinstance(item, int | float) and not isinstance(item, bool):
+        return str(item)
+    if isinstance(item, Mapping):
+        lowered = {str(k).strip().lower(): v for k, v in item.items()}
+        for key in _NAME_KEYS:
+            value = lowered.get(key)
+            if isinstance(value, str) and value.strip():
+                return " ".join(value.split())
+    return ""
+
+
+def parse_question_entities(text: str, question: str) -> list[str]:
+    """The entities in a reply to :func:`question_entities_messages`; ``[question]`` when none.
+
+    Accepts ``{"entities": [...]}`` (key in any case) or a bare list; items may be
+    strings or objects with a ``name`` key. Entities are deduplicated (case-insensitive,
+    first spelling kept) and empty ones dropped. Any failure falls back to the question
+    itself, so retrieval always has something to search with (spec §4.1).
+    """
+    try:
+        payload = parse_json_payload(text)
+    except ParseError:
+        log.debug("question entities: no JSON in the reply, using the question")
+        return [question]
+    if isinstance(payload, Mapping):
+        lowered = {str(k).strip().lower(): v for k, v in payload.items()}
+        payload = lowered.get("entities")
+        if isinstance(payload, str):
+            payload = [payload]
+    if not isinstance(payload, list):
+        return [question]
+    found: dict[str, str] = {}
+    for item in payload:
+        name = _entity_name(item)
+        if name:
+            found.setdefault(name.casefold(), name)
+    return list(found.values()) or [question]
+
+
+_ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
+_ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
+_LEADING_THINK = re.compile(r"^\s*<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
+
+
+def extract_answer(text: str) -> str:
+    """The final answer of a reply to :func:`cot_answer_messages` (spec §5.3).
+
+    The text between the first ``<answer>`` and the ``</answer>`` after it, stripped.
+    Tags inside a closed ``<think>`` block are not taken for the answer. When either
+    tag is missing, the whole reply, stripped, without a leading ``<think>`` block.
+    """
+    if not text:
+        return ""
+    body = drop_think_blocks(text)
+    for candidate in (body, text):
+        opened = _ANSWER_OPEN.search(candidate)
+        if opened:
+            closed = _ANSWER_CLOSE.search(candidate, opened.end())
+            if closed:
+                return candidate[opened.end() : closed.start()].strip()
+    return _LEADING_THINK.sub("", text).strip()

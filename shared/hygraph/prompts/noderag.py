@@ -15,6 +15,13 @@ community high-level elements, query elements and the unified answer (spec 004).
 * :func:`answer_messages` (spec §4.5) is the unified answer prompt: retrieved context
   and query in, a multi-paragraph answer out.
 
+The replies to the attribute, high-level and query prompts are read by the parsers
+beside them (:func:`clean_summary`, :func:`parse_high_level_elements`,
+:func:`parse_query_elements`); each raises :class:`~hygraph.prompts.replies.ParseError`
+on a reply with no usable answer, so a :class:`~hygraph.models.llm.CachedLLM` never
+caches it. The decomposition and repair replies fill the extraction schema, so their
+parsers stay in :mod:`hygraph.extract.noderag`.
+
 Every prompt that expects JSON says so (an OpenAI-compatible ``response_format`` JSON
 mode requires the word "JSON" in the conversation); the attribute and answer prompts
 expect plain text. Constants are templates for :meth:`str.format` only where they take
@@ -25,9 +32,20 @@ example are our own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import re
+from collections.abc import Mapping, Sequence
 
 from hygraph.models.base import Message
+from hygraph.prompts.replies import (
+    ParseError,
+    as_text,
+    listed_items,
+    lower_keys,
+    pick,
+    preview,
+    strip_thinking,
+)
 
 # --------------------------------------------------------------------------- decomposition
 
@@ -263,7 +281,7 @@ def attribute_messages(
 
     ``units`` and ``relationships`` are the texts of the entity's neighbouring S and R
     nodes, one per line in the prompt. The reply is plain text, cleaned by
-    :func:`hygraph.extract.noderag.clean_summary`.
+    :func:`clean_summary`.
     """
     if max_words < 1:
         raise ValueError(f"max_words must be >= 1, got {max_words}")
@@ -283,7 +301,7 @@ def high_level_messages(texts: Sequence[str]) -> list[Message]:
 
     The texts are numbered in the prompt. The reply is
     ``{"high_level_elements": [{"title", "description"}]}``, parsed by
-    :func:`hygraph.extract.noderag.parse_high_level_elements`.
+    :func:`parse_high_level_elements`.
     """
     kept = [" ".join(str(t).split()) for t in texts]
     numbered = "\n".join(f"{i}. {t}" for i, t in enumerate((t for t in kept if t), start=1))
@@ -295,7 +313,7 @@ def high_level_messages(texts: Sequence[str]) -> list[Message]:
 
 def query_elements_messages(question: str) -> list[Message]:
     """The query-decomposition prompt (spec §4.1): ``{"elements": [...]}``, parsed by
-    :func:`hygraph.extract.noderag.parse_query_elements`."""
+    :func:`parse_query_elements`."""
     return [
         {"role": "system", "content": QUERY_ELEMENTS_SYSTEM},
         {"role": "user", "content": QUERY_ELEMENTS_USER.format(question=question.strip())},
@@ -308,3 +326,113 @@ def answer_messages(question: str, context: str) -> list[Message]:
         {"role": "system", "content": ANSWER_SYSTEM},
         {"role": "user", "content": ANSWER_USER.format(context=context, question=question)},
     ]
+
+
+# --------------------------------------------------------------------------- reply parsers
+
+_ELEMENT_LIST_KEYS = ("high_level_elements", "elements", "high_level_element", "insights")
+_TITLE_KEYS = ("title", "name", "keywords", "keyword", "topic", "heading")
+_DESCRIPTION_KEYS = ("description", "content", "text", "insight", "summary", "detail", "details")
+_TITLE_WORDS = 8
+_TRAILING_PUNCT = re.compile(r"[\s.,;:!?]+$")
+
+
+def _title_from(description: str) -> str:
+    words = description.split()
+    title = " ".join(words[:_TITLE_WORDS])
+    return _TRAILING_PUNCT.sub("", title) or title
+
+
+def parse_high_level_elements(text: str) -> list[tuple[str, str]]:
+    """``(title, description)`` pairs from a reply to :func:`high_level_messages`.
+
+    The list may sit at the top level or under ``high_level_elements`` (``elements``).
+    Items without a description are skipped; an item with no title gets the first
+    words of its description; a bare string item is a description. Duplicates are kept
+    (the builder merges them by id and counts them).
+
+    Raises:
+        ParseError: no JSON, or an object with no element list.
+    """
+    items = listed_items(text, _ELEMENT_LIST_KEYS, "high_level_elements")
+    out: list[tuple[str, str]] = []
+    for item in items:
+        if isinstance(item, str):
+            title, description = "", item
+        elif isinstance(item, Mapping):
+            data = lower_keys(item)
+            title = as_text(pick(data, _TITLE_KEYS), ", ")
+            description = as_text(pick(data, _DESCRIPTION_KEYS))
+        else:
+            continue
+        description = " ".join(description.split())
+        if not description:
+            continue
+        title = " ".join(title.split()) or _title_from(description)
+        out.append((title, description))
+    return out
+
+
+_QUERY_ELEMENT_KEYS = ("elements", "entities", "keywords", "key_elements", "terms", "nouns")
+
+
+def parse_query_elements(text: str, question: str) -> list[str]:
+    """The entities and key nouns in a reply to :func:`query_elements_messages`.
+
+    Reads the ``elements`` list (or ``entities``, ``keywords``) or a top-level list;
+    strings and numbers are kept, objects contribute their ``name``; items are
+    whitespace-collapsed and deduplicated case-insensitively (first spelling kept). An
+    empty list gives ``[]``: the caller decides the fallback (e.g. the question itself).
+
+    Raises:
+        ParseError: no JSON, or an object with no element list (``question`` is named
+            in the message).
+    """
+    about = f" for query {preview(question, 40)!r}"
+    items = listed_items(text, _QUERY_ELEMENT_KEYS, "elements", about)
+    out: list[str] = []
+    seen: set[str] = set()
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, str | int | float | Mapping):
+            continue
+        element = " ".join(as_text(item).split())
+        if element and element.casefold() not in seen:
+            seen.add(element.casefold())
+            out.append(element)
+    return out
+
+
+_FENCED = re.compile(r"^```[ \t]*[\w+-]*[ \t]*\n?(.*?)\n?```$", re.DOTALL)
+_LABEL = re.compile(
+    r"^\s*(?:#+\s*)?(?:\*\*|__)?\s*(?:entity\s+|attribute\s+)?"
+    r"(?:summary|profile|portrait|description|attributes?)\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*",
+    re.IGNORECASE,
+)
+_SUMMARY_KEYS = ("summary", "profile", "portrait", "description", "attribute", "text", "content")
+
+
+def clean_summary(text: str) -> str:
+    """The summary text of a reply to :func:`attribute_messages`: ``<think>`` blocks, an
+    enclosing code fence, a JSON wrapper (``{"summary": ...}``) and a leading label such
+    as ``Summary:`` removed.
+
+    Raises:
+        ParseError: nothing is left (an empty reply, or reasoning only).
+    """
+    body = strip_thinking(text or "").strip()
+    fenced = _FENCED.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    if body.startswith("{") and body.endswith("}"):
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None
+        if isinstance(data, Mapping):
+            inner = pick(lower_keys(data), _SUMMARY_KEYS)
+            if isinstance(inner, str):
+                body = inner.strip()
+    body = _LABEL.sub("", body, count=1).strip()
+    if not body:
+        raise ParseError(f"no summary text in the reply: {preview(text or '')!r}")
+    return body

@@ -1,24 +1,23 @@
-"""NodeRAG's shallow Personalized PageRank (spec 004, §4.2; §8 items 1-3).
+"""Personalized PageRank (scipy sparse), in the two forms the methods use.
 
-At query time NodeRAG seeds a walk at the entry nodes and stops after a few
-iterations (t = 2), so the mass stays within 1-2 hops of the entry points.
+A walk seeded at the nodes a question matched ranks every other node by how often
+it is visited.
 
-* Transition matrix (spec §8 #2): the symmetric weighted adjacency of G5,
-  row-normalised, ``P_ij = w_ij / sum_j w_ij``. A node with no edges keeps a zero
-  row, so mass that reaches it is dropped (only the restart term reaches it
-  again). The authors' code instead fills such rows with ones; we do not.
-* ``mode="restart"`` (paper, default): ``π_t = α·p + (1 - α)·Pᵀ π_{t-1}``, with
-  ``π_0 = p``, exactly ``iterations`` updates.
-* ``mode="lazy"`` (authors' code): ``π_t = α·Pᵀ π_{t-1} + (1 - α)·π_{t-1}``, a lazy
-  walk with no restart, stopping early once ``‖π_t - π_{t-1}‖₂ < tol``.
-* ``cap_edge_weights`` is the authors' ``unbalance_adjust`` (on in their shipped
-  configuration, off by default here for paper fidelity):
-  ``w(u, v) ← min(w, 1/deg(u), 1/deg(v))`` with ``deg`` the neighbour count.
+* **To tolerance** (:func:`personalized_pagerank`, HippoRAG-style): the power
+  iteration ``p <- (1 - damping) s + damping P^T p`` on a row-stochastic transition
+  (:func:`transition_matrix`); dangling mass returns to the seeds, so the scores sum
+  to one. ``iterations=N`` stops after N steps instead.
+* **Shallow** (:func:`shallow_ppr`, NodeRAG spec 004 §4.2, §8 #1-3): a fixed number of
+  steps (t = 2) so the mass stays within a hop or two of the entry points.
+  ``mode="restart"`` (paper): ``pi_t = alpha p + (1 - alpha) P^T pi_{t-1}``;
+  ``mode="lazy"`` (authors' code): ``pi_t = alpha P^T pi_{t-1} + (1 - alpha) pi_{t-1}``
+  without restart, stopping early once ``||pi_t - pi_{t-1}||_2 < tol``. A node with no
+  edges keeps a zero row, so mass reaching it is dropped (the authors fill such rows
+  with ones; we do not). ``cap_edge_weights`` is the authors' ``unbalance_adjust``:
+  ``w(u, v) <- min(w, 1/deg(u), 1/deg(v))``.
 
-``p`` is the personalization normalised to sum 1 (the paper's is uniform over
-the entry set; the caller may weight vector and exact-match hits, spec §8 #3).
-Only sparse matrix-vector products are used; ``Pᵀ`` can be computed once with
-:func:`transition_transpose` and reused across queries.
+Only sparse matrix-vector products are used; a transposed transition can be computed
+once per graph version (:func:`transition_transpose`) and reused across queries.
 """
 
 from __future__ import annotations
@@ -28,7 +27,56 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 from scipy import sparse
 
-_MODES = ("restart", "lazy")
+SHALLOW_MODES = ("restart", "lazy")
+
+
+def transition_matrix(adjacency: sparse.spmatrix) -> sparse.csr_matrix:
+    """Row-normalised adjacency (each node's out-weights sum to one; dangling rows stay 0)."""
+    adjacency = sparse.csr_matrix(adjacency, dtype=np.float64)
+    out = np.asarray(adjacency.sum(axis=1)).ravel()
+    inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
+    return sparse.diags(inv) @ adjacency
+
+
+def personalized_pagerank(
+    transition: sparse.csr_matrix,
+    seeds: Mapping[int, float],
+    *,
+    damping: float = 0.5,
+    iterations: int | None = None,
+    tol: float = 1e-8,
+    max_iterations: int = 100,
+) -> np.ndarray:
+    """PPR scores for every node, given a row-stochastic ``transition`` and seed weights.
+
+    Args:
+        transition: from :func:`transition_matrix`.
+        seeds: node index → non-negative weight (normalised here).
+        damping: probability of following an edge (HippoRAG uses 0.5).
+        iterations: a fixed number of steps (shallow PPR); None iterates to ``tol``.
+    """
+    n = transition.shape[0]
+    reset = np.zeros(n, dtype=np.float64)
+    for i, w in seeds.items():
+        if w > 0:
+            reset[i] += w
+    total = reset.sum()
+    if total <= 0:
+        return np.zeros(n, dtype=np.float64)
+    reset /= total
+    dangling = np.asarray(transition.sum(axis=1)).ravel() == 0
+    forward = transition.T.tocsr()
+    p = reset.copy()
+    steps = iterations if iterations is not None else max_iterations
+    for _ in range(steps):
+        walked = forward @ p
+        walked += p[dangling].sum() * reset  # dangling mass restarts at the seeds
+        new = (1.0 - damping) * reset + damping * walked
+        done = iterations is None and np.abs(new - p).sum() < tol
+        p = new
+        if done:
+            break
+    return p
 
 
 def symmetric_adjacency(n: int, edges: Iterable[tuple[int, int, float]]) -> sparse.csr_matrix:
@@ -111,8 +159,8 @@ def shallow_ppr(
         mode: ``"restart"`` (paper) or ``"lazy"`` (authors' code, early exit at ``tol``).
         transposed: a precomputed :func:`transition_transpose` of ``adjacency``.
     """
-    if mode not in _MODES:
-        raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
+    if mode not in SHALLOW_MODES:
+        raise ValueError(f"mode must be one of {SHALLOW_MODES}, got {mode!r}")
     if iterations < 0:
         raise ValueError(f"iterations must be >= 0, got {iterations}")
     n = adjacency.shape[0]

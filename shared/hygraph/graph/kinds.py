@@ -1,0 +1,52 @@
+"""Every node and edge kind the graph store holds, in one place.
+
+Kinds are string enums: a member compares equal to its value, so the store keeps
+plain strings and a row read back matches the member. Layers own their kinds (the
+comment after each says which); nothing else spells a kind as a literal.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class NodeKind(StrEnum):
+    """What a node is."""
+
+    ENTITY = "entity"  # shared entity graph: one per normalised name (N in NodeRAG)
+    FACT = "fact"  # hypergraph: an n-ary fact (hyperedge)
+    UNIT = "unit"  # heterograph S: a semantic unit
+    RELATIONSHIP = "relationship"  # heterograph R: statements about one entity pair
+    ATTRIBUTE = "attribute"  # heterograph A: portrait of an important entity
+    HIGH_LEVEL = "high_level"  # heterograph H: a community insight
+    OVERVIEW = "overview"  # heterograph O: the title of an H
+
+
+class EdgeKind(StrEnum):
+    """What an edge joins."""
+
+    RELATION = "relation"  # entity graph: entity - entity, from extracted relations
+    MENTION = "mentions"  # entity graph: chunk - entity
+    INCIDENCE = "incidence"  # hypergraph: fact - member entity
+    UNIT_MENTION = "nr_mention"  # heterograph: S - N
+    RELATIONSHIP_END = "nr_end"  # heterograph: R - N
+    ATTRIBUTE_OF = "nr_attribute"  # heterograph: N - A
+    MEMBER = "nr_member"  # heterograph: H - S/A
+    TITLE = "nr_title"  # heterograph: H - O
+    TEXT = "nr_text"  # heterograph: T (chunk) - S
+    SEMANTIC = "nr_semantic"  # heterograph: kNN between embedded T/S/A/H
+    UNIT_RELATIONSHIP = "nr_unit_relation"  # heterograph option: R - S (spec 004 §8 #16)
+
+
+#: The heterograph's structural edges (everything but the kNN edges).
+HETEROGRAPH_STRUCTURAL = (
+    EdgeKind.UNIT_MENTION,
+    EdgeKind.RELATIONSHIP_END,
+    EdgeKind.ATTRIBUTE_OF,
+    EdgeKind.MEMBER,
+    EdgeKind.TITLE,
+    EdgeKind.TEXT,
+    EdgeKind.UNIT_RELATIONSHIP,
+)
+#: Edges of layers built on the shared graph (hidden from the framework property graphs).
+LAYER_EDGES = frozenset({*HETEROGRAPH_STRUCTURAL, EdgeKind.SEMANTIC})

@@ -1,0 +1,183 @@
+"""Merge operators: fuse rankings, and assemble the context from named evidence lists."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hygraph.errors import ConfigError
+from hygraph.operators.fusion import reciprocal_rank_fusion
+from hygraph.operators.registry import operator
+from hygraph.retrieval.context import Section
+from hygraph.retrieval.evidence import Evidence
+
+if TYPE_CHECKING:
+    from hygraph.operators.state import State
+    from hygraph.resources import Resources
+
+
+@operator("merge.rrf")
+def rrf(
+    res: Resources,
+    state: State,
+    *,
+    rankings: list[str],
+    k: float = 60,
+    weights: list[float] | None = None,
+    depths: list[int] | None = None,
+    require: str = "",
+    into: str = "chunks",
+) -> None:
+    """Reciprocal-rank fusion of named rankings (``depths``: a cut per ranking, 0 = none).
+
+    ``require`` names a ranking that must be non-empty for the fusion to run.
+
+    ``into="chunks"`` sets the ranked chunks; ``into="ranking"`` sets the context's
+    passage ranking (what citations and passage recall read); any other name stores a
+    ranking for a later step.
+    """
+    if require and not state.rankings.get(require):
+        return
+    lists = [state.rankings.get(name, []) for name in rankings]
+    for n, cut in enumerate(depths or []):
+        if cut > 0:
+            lists[n] = lists[n][:cut]
+    fused = reciprocal_rank_fusion(lists, k, weights)
+    if into == "chunks":
+        state.chunks = fused
+    elif into == "ranking":
+        state.context.ranking = [c for c, _ in fused]
+    else:
+        state.rankings[into] = [c for c, _ in fused]
+
+
+def _names(text: str | list[str]) -> list[str]:
+    if isinstance(text, list):
+        return text
+    return [s.strip() for s in text.replace(",", "+").split("+") if s.strip()]
+
+
+@operator("merge.context")
+def context(
+    res: Resources,
+    state: State,
+    *,
+    sections: str = "chunks",
+    titles: dict[str, str] | None = None,
+    budgets: dict[str, int] | None = None,
+    ranking: str = "",
+    lead: str = "",
+) -> None:
+    """The context: one titled section per named evidence list, in ``sections`` order.
+
+    ``budgets`` caps a section's tokens. ``ranking`` names the evidence lists whose
+    sources, in that order, rank the passages (empty: the order the context cites
+    them); ``lead`` names a ranking placed before them.
+    """
+    titles = titles or {}
+    budgets = budgets or {}
+    for name in _names(sections):
+        if name not in state.evidence:
+            known = ", ".join(state.evidence) or "none"
+            raise ConfigError(f"merge.context: no evidence named {name!r} (have: {known})")
+        state.context.add(titles.get(name, name.title()), state.evidence[name], budgets.get(name))
+    if ranking:
+        cited = [
+            c for n in _names(ranking) for i in state.evidence.get(n, []) for c in i.source_ids
+        ]
+        first = state.rankings.get(lead, []) if lead else []
+        state.context.ranking = [*first, *cited]
+
+
+@operator("merge.lead")
+def lead(res: Resources, state: State, *, ranking: str = "walk") -> None:
+    """Put a named ranking before the context's passage ranking."""
+    state.context.ranking = [*state.rankings.get(ranking, []), *state.context.chunk_ranking()]
+
+
+#: NodeRAG's context groups: type letter → (section title, evidence kind).
+TYPE_SECTIONS = {
+    "H": ("High-level elements", "high_level"),
+    "A": ("Entity attributes", "attribute"),
+    "S": ("Semantic units", "unit"),
+    "R": ("Relationships", "relationship"),
+    "T": ("Source passages", "chunk"),
+}
+
+
+@operator("merge.typed_context")
+def typed_context(res: Resources, state: State, *, order: str = "H+A+S+R+T") -> None:
+    """The picked nodes as evidence grouped by type, entries before cross nodes (NodeRAG).
+
+    Reads ``state.subgraph["picked"]`` (the entry nodes when no walk ran). N and O
+    never reach the context; T, S and R rank passages (A and H summarise many chunks).
+    """
+    from hygraph.graph.heterograph import node_type
+    from hygraph.operators.node import node_types
+
+    entries = {h.id: h.value for h in state.nodes}
+    picked = state.subgraph.get("picked", list(entries))
+    walked = state.subgraph.get("walk_scores", {})
+    chunk_ids = [i for i in picked if node_type(i) == "T"]
+    nodes = res.store.get_nodes(i for i in picked if node_type(i) != "T")
+    chunks = {e.id: e for e in res.chunk_evidence([(c, 0.0) for c in chunk_ids])}
+    groups: dict[str, list[Evidence]] = {t: [] for t in TYPE_SECTIONS}
+    ranking: list[str] = []
+    for rank, node_id in enumerate(picked):
+        kind = node_type(node_id)
+        if kind not in groups:
+            continue
+        meta = {"type": kind, "via": "vector" if node_id in entries else "ppr", "rank": rank}
+        score = entries.get(node_id, walked.get(node_id, 0.0))
+        item = _typed_item(kind, node_id, score, meta, chunks, nodes)
+        if item is None:
+            continue
+        groups[kind].append(item)
+        if kind in ("T", "S", "R"):
+            ranking.extend(item.source_ids)
+    for kind in node_types(order, "HASRT"):
+        if groups[kind]:
+            state.context.add(TYPE_SECTIONS[kind][0], groups[kind])
+    state.context.ranking = ranking
+
+
+def _typed_item(
+    kind: str,
+    node_id: str,
+    score: float,
+    meta: dict[str, Any],
+    chunks: dict[str, Evidence],
+    nodes: dict[str, Any],
+) -> Evidence | None:
+    """One picked node as evidence (None when it is gone or has no text)."""
+    if kind == "T":
+        item = chunks.get(node_id)
+        if item is None:
+            return None
+        item.score = score
+        item.metadata = {**item.metadata, **meta}
+        return item
+    node = nodes.get(node_id)
+    if node is None or not node.text:
+        return None
+    if node.name:
+        meta["name"] = node.name
+    return Evidence(TYPE_SECTIONS[kind][1], node.text, score, tuple(node.sources), id=node_id,
+                    metadata=meta)  # fmt: skip
+
+
+@operator("merge.passage_section", needs=("chunks",))
+def passage_section(
+    res: Resources, state: State, *, k: int = 5, kind: str = "T", order: str = "H+A+S+R+T"
+) -> None:
+    """Replace the passage section by the ``k`` best passages of the passage ranking."""
+    from hygraph.operators.node import node_types
+
+    best = state.context.chunk_ranking()[:k]
+    items = res.chunk_evidence([(c, 1.0 / (n + 1)) for n, c in enumerate(best)])
+    for item in items:
+        item.metadata = {**item.metadata, "type": kind, "via": "ranking"}
+    sections = {s.title: s for s in state.context.sections}
+    title = TYPE_SECTIONS[kind][0]
+    sections[title] = Section(title, items)
+    titles = [TYPE_SECTIONS[t][0] for t in node_types(order, "HASRT")]
+    state.context.sections = [sections[t] for t in titles if t in sections and sections[t].items]

@@ -1,0 +1,77 @@
+"""Question operators: the query vector and the entities or terms a question names."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from hygraph.errors import ConfigError
+from hygraph.operators.registry import operator
+
+if TYPE_CHECKING:
+    from hygraph.operators.state import State
+    from hygraph.resources import Resources
+
+log = logging.getLogger("hygraph")
+
+#: Prompt families that ask an LLM for a question's entities: (messages, parser).
+PROMPTS = {
+    "hypergraph": ("question_entities_messages", "parse_question_entities"),
+    "noderag": ("query_elements_messages", "parse_query_elements"),
+}
+MODES = ("auto", "llm", "offline", "question")
+
+
+@operator("question.embed")
+def embed(res: Resources, state: State) -> None:
+    """The question's query vector (embedded once, read by every later vector step)."""
+    if state.query is None:
+        state.query = res.embed_query(state.question)
+
+
+@operator("question.entities")
+def entities(
+    res: Resources,
+    state: State,
+    *,
+    mode: str = "auto",
+    prompt: str = "hypergraph",
+    fallback: str = "question",
+) -> None:
+    """Entity names in the question: the LLM's (``prompt`` family) or the offline rules'.
+
+    ``mode``: ``auto`` (the LLM if one is configured, else the rules), ``llm`` (an error
+    without one), ``offline`` or ``question`` (the whole question). When nothing is
+    found or the LLM fails (logged), ``fallback="question"`` keeps the whole question
+    and ``"none"`` leaves the keywords empty.
+    """
+    if mode not in MODES:
+        raise ConfigError(f"question entities mode must be one of {', '.join(MODES)}")
+    found: list[str] | None = [state.question] if mode == "question" else None
+    if found is None:
+        found = _ask(res, state.question, mode, prompt, fallback)
+    if not found and fallback == "question":
+        found = [state.question]
+    state.keywords = list(found or [])
+
+
+def _ask(res: Resources, question: str, mode: str, prompt: str, fallback: str) -> list[str] | None:
+    """The LLM's entities (None when it failed), or the offline rules' when there is none."""
+    llm = res.llm if mode in ("auto", "llm") else None
+    if mode == "llm" and llm is None:
+        raise ConfigError("query_entities=llm needs an LLM: pass llm=... or set OPENAI_MODEL")
+    if llm is None:
+        from hygraph.extract.offline import find_entities
+
+        return list(dict.fromkeys(m.name for m in find_entities(question)))
+    import importlib
+
+    module = importlib.import_module(f"hygraph.prompts.{prompt}")
+    messages, parse = (getattr(module, name) for name in PROMPTS[prompt])
+    try:
+        reply = llm.complete(messages(question), temperature=0)
+        return parse(reply.text, question)
+    except Exception as err:  # noqa: BLE001 - the recipe falls back; a query never fails here
+        what = "using the question" if fallback == "question" else "vector entry points only"
+        log.warning("%s: question entities failed (%s); %s", prompt, err, what)
+        return None

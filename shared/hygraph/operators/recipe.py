@@ -1,0 +1,134 @@
+"""Recipes: operator steps read top to bottom, checked before they run, traced as they do.
+
+A :class:`Step` names an operator, its parameters and an optional condition. A
+parameter written ``"$field"`` takes the value of the method's config field (``$top_k``
+is the query's ``top_k`` when one is given). A condition ``"field"``, ``"!field"``,
+``"field=value"`` or ``"field!=value"`` on config fields (``&`` joins clauses) decides
+whether the step runs, so ablations and variants are options, not code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hygraph.errors import ConfigError
+from hygraph.operators.registry import get_operator
+from hygraph.operators.state import State, TraceStep
+
+if TYPE_CHECKING:
+    from hygraph.resources import Resources
+
+
+@dataclass(frozen=True)
+class Step:
+    """One operator call of a recipe."""
+
+    op: str
+    params: dict[str, Any] = field(default_factory=dict)
+    when: str | None = None
+
+    def describe(self) -> str:
+        args = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        cond = f"  [when {self.when}]" if self.when else ""
+        return f"{self.op}({args}){cond}"
+
+
+def _field(config: Any, name: str, step: int, op: str) -> Any:
+    if not hasattr(config, name):
+        raise ConfigError(f"step {step} ({op}): no config field {name!r}")
+    return getattr(config, name)
+
+
+def resolve(value: Any, config: Any, state: State | None, step: int, op: str) -> Any:
+    """A parameter with ``$field`` references replaced by config values (recursively)."""
+    if isinstance(value, str) and value.startswith("$"):
+        name = value[1:]
+        if name == "top_k" and state is not None:
+            return state.top_k
+        return _field(config, name, step, op)
+    if isinstance(value, list | tuple):
+        return [resolve(v, config, state, step, op) for v in value]
+    if isinstance(value, dict):
+        return {k: resolve(v, config, state, step, op) for k, v in value.items()}
+    return value
+
+
+def applies(when: str | None, config: Any, step: int = 0, op: str = "") -> bool:
+    """Whether a step's condition holds for ``config`` (clauses joined by ``&`` all must)."""
+    if not when:
+        return True
+    return all(_clause(part.strip(), config, step, op) for part in when.split("&"))
+
+
+def _clause(when: str, config: Any, step: int, op: str) -> bool:
+    for sep, wanted in (("!=", False), ("=", True)):
+        if sep in when:
+            name, value = (p.strip() for p in when.split(sep, 1))
+            return (str(_field(config, name, step, op)).lower() == value.lower()) is wanted
+    if when.startswith("!"):
+        return not bool(_field(config, when[1:].strip(), step, op))
+    return bool(_field(config, when, step, op))
+
+
+def validate(steps: Sequence[Step], layers: Sequence[str], config: Any) -> None:
+    """Raise a one-line :class:`ConfigError` naming the first bad step, if any."""
+    for n, step in enumerate(steps, start=1):
+        where = f"step {n} ({step.op})"
+        try:
+            op = get_operator(step.op)
+        except ConfigError as err:
+            raise ConfigError(f"{where}: {err}") from None
+        missing = [layer for layer in op.needs if layer not in layers]
+        if missing:
+            raise ConfigError(f"{where} needs layer(s) {', '.join(missing)}, not in the recipe")
+        known = op.params
+        unknown = sorted(set(step.params) - set(known))
+        if unknown:
+            raise ConfigError(
+                f"{where}: unknown parameter(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(known)) or 'none'}"
+            )
+        required = [k for k, d in known.items() if d is _EMPTY and k not in step.params]
+        if required:
+            raise ConfigError(f"{where}: missing parameter(s) {', '.join(required)}")
+        resolve(step.params, config, None, n, step.op)
+        applies(step.when, config, n, step.op)
+
+
+def run(res: Resources, state: State, steps: Sequence[Step], config: Any) -> State:
+    """Run the steps whose conditions hold, recording each in ``state.trace``."""
+    for n, step in enumerate(steps, start=1):
+        if not applies(step.when, config, n, step.op):
+            continue
+        op = get_operator(step.op)
+        params = resolve(step.params, config, state, n, step.op)
+        before = state.sizes()
+        usage = res.tracker.total()
+        start = time.perf_counter()
+        op.fn(res, state, **params)
+        after_usage = res.tracker.total()
+        after = state.sizes()
+        state.trace.append(
+            TraceStep(
+                step.op,
+                params,
+                seconds=time.perf_counter() - start,
+                llm_calls=after_usage.llm_calls - usage.llm_calls,
+                tokens=(after_usage.prompt_tokens + after_usage.completion_tokens)
+                - (usage.prompt_tokens + usage.completion_tokens),
+                added={k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)},
+            )
+        )
+    return state
+
+
+def _empty() -> Any:
+    import inspect
+
+    return inspect.Parameter.empty
+
+
+_EMPTY = _empty()

@@ -1,0 +1,272 @@
+"""``Resources``: what layers, operators and methods are handed to do their work.
+
+The :class:`~hygraph.index.GraphIndex` facade owns an index directory; everything
+below it works through one :class:`Resources` object instead of the facade, so data
+flows one way (index → methods → operators → layers → graph) and each part can be
+tested with a store and a vector index made by hand.
+
+It carries the graph store, the vector index, the embedder and the LLM (both
+resolved on first use, with their disk caches and usage accounting), the usage
+tracker, progress-bar settings, the built layers by name, and the small helpers
+every stage needs: chunk texts, chunk evidence, vector search / upsert / delete, and
+the one LLM fan-out.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hygraph.errors import IndexMismatchError
+from hygraph.graph.store import GraphStore
+from hygraph.manifest import Manifest
+from hygraph.models.base import LLM, Embedder, Message
+from hygraph.models.cache import DiskCache
+from hygraph.progress import progress_bar
+from hygraph.retrieval.evidence import Evidence
+from hygraph.usage import UsageTracker
+from hygraph.vectors import VectorHit, VectorIndex
+
+#: The vector collection of the chunks (the base layer every index has).
+CHUNK_COLLECTION = "chunks"
+#: Texts embedded per call when filling a collection.
+EMBED_BATCH = 256
+#: LLM calls in flight at once in a fan-out (the OpenAI client bounds its own too).
+LLM_CONCURRENCY = 8
+
+
+class Resources:
+    """The shared services of one open index (see the module docstring).
+
+    Args:
+        path: the index directory (layers that keep files, like BM25, write below it).
+        store, vectors: the graph store and the vector index.
+        manifest: the index manifest (embedder, dimension, extractor).
+        embedder: the index's embedder, without cache (wrapped here on first use).
+        llm: a model name for an OpenAI-compatible endpoint, an LLM object, or None
+            (then ``OPENAI_MODEL`` decides; no LLM when it is unset).
+        tracker: usage accounting shared with the models.
+        progress: progress bars (None: only on a terminal).
+        cache_dir: where the embedding and LLM caches live.
+        extractor: an extractor object that overrides the manifest's extractor spec.
+    """
+
+    def __init__(
+        self,
+        *,
+        path: Path,
+        store: GraphStore,
+        vectors: VectorIndex,
+        manifest: Manifest,
+        embedder: Embedder,
+        llm: str | LLM | None,
+        tracker: UsageTracker,
+        progress: bool | None,
+        cache_dir: Path,
+        extractor: Any = None,
+    ):
+        self.path = path
+        self.store = store
+        self.vectors = vectors
+        self.manifest = manifest
+        self.tracker = tracker
+        self.progress = progress
+        self.cache_dir = cache_dir
+        self.layers: dict[str, Any] = {}
+        """Layer instances by name, filled by the facade (see :mod:`hygraph.layers`)."""
+        self._inner_embedder = embedder
+        self._embedder: Embedder | None = None
+        self._llm_spec = llm
+        self._llm: LLM | None = None
+        self.extractor_override = extractor
+        self._extractor: Any = None
+
+    # -- models -------------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        """The index's embedder, with the on-disk cache and usage accounting."""
+        if self._embedder is None:
+            from hygraph.models.embedders import CachedEmbedder
+
+            cache = DiskCache(self.cache_dir / "embeddings.sqlite")
+            self._embedder = CachedEmbedder(self._inner_embedder, cache, self.tracker)
+        return self._embedder
+
+    @property
+    def llm(self) -> LLM | None:
+        """The configured LLM (cached on disk), or None when none is configured."""
+        if self._llm is None:
+            spec = self._llm_spec
+            if spec is None and not os.environ.get("OPENAI_MODEL"):
+                return None
+            from hygraph.models.llm import CachedLLM, OpenAILLM
+
+            own = spec is None or isinstance(spec, str)
+            inner = OpenAILLM(spec, tracker=self.tracker) if own else spec
+            # Our client keeps its own accounts; a user's LLM object is counted by the cache.
+            self._llm = CachedLLM(
+                inner,
+                DiskCache(self.cache_dir / "llm.sqlite"),
+                tracker=self.tracker,
+                record_misses=not own,
+            )
+        return self._llm
+
+    @property
+    def extractor_name(self) -> str:
+        """The extractor the index was built with (``offline``, ``llm-nary`` ...)."""
+        return str(self.manifest.extractor)
+
+    @property
+    def extractor(self) -> Any:
+        """The index's extractor (None when the index was built with ``none``)."""
+        if self._extractor is None:
+            from hygraph.extract import resolve_extractor
+
+            spec = self.extractor_override or self.manifest.extractor
+            self._extractor = resolve_extractor(spec, self.llm) or False
+        return self._extractor or None
+
+    def complete_many(
+        self, prompts: Sequence[list[Message]], desc: str
+    ) -> list[str | BaseException]:
+        """Every prompt answered by the LLM, concurrently (bounded), in order; failures returned."""
+        from hygraph.models.fanout import complete_many
+
+        llm = self.llm
+        if llm is None:
+            raise RuntimeError("complete_many needs an LLM; check resources.llm first")
+        return complete_many(
+            llm, prompts, desc=desc, progress=self.progress, concurrency=LLM_CONCURRENCY
+        )
+
+    def bar(self, iterable: Iterable | None, *, total: int | None, desc: str, unit: str) -> Any:
+        """A progress bar honouring the index's progress setting."""
+        return progress_bar(iterable, total=total, desc=desc, enabled=self.progress, unit=unit)
+
+    # -- vectors ------------------------------------------------------------------------
+
+    def check_dim(self) -> int:
+        """The vector dimension, recorded on first use; a mismatched embedder is an error."""
+        dim = int(self.embedder.dim)
+        if self.manifest.dim is None:
+            self.manifest.dim = dim
+            self.manifest.save(self.path)
+        elif self.manifest.dim != dim:
+            raise IndexMismatchError(
+                f"index {self.path} holds {self.manifest.dim}-dimensional vectors but embedder "
+                f"{self.embedder.name!r} produces {dim}; use the index's embedder"
+            )
+        return dim
+
+    def embed_query(self, question: str | np.ndarray) -> np.ndarray:
+        """The query vector of a question (a vector is returned as it is)."""
+        return self.embedder.embed_query(question) if isinstance(question, str) else question
+
+    def search_vectors(
+        self,
+        collection: str,
+        query: str | np.ndarray,
+        k: int,
+        *,
+        ids: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+    ) -> list[VectorHit]:
+        """Nearest points of ``collection`` to a question (text or query vector).
+
+        ``ids`` restricts the search to those graph ids (it scores stored vectors
+        against the query without embedding their texts again); ``kinds`` to points
+        whose payload ``kind`` is one of them.
+        """
+        if k <= 0 or not self.vectors.has_collection(collection) or ids == [] or kinds == []:
+            return []
+        self.check_dim()
+        vector = self.embed_query(query)
+        where: dict[str, Any] = {}
+        if ids is not None:
+            where["id"] = list(ids)
+        if kinds is not None:
+            where["kind"] = list(kinds)
+        return self.vectors.search(collection, vector, k, where=where or None)
+
+    def search_chunks(self, question: str | np.ndarray, k: int) -> list[VectorHit]:
+        """Nearest chunks to a question (text or query vector) by cosine similarity."""
+        return self.search_vectors(CHUNK_COLLECTION, question, k)
+
+    def upsert_vectors(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        payloads: Sequence[dict[str, Any]],
+        *,
+        desc: str | None = None,
+    ) -> np.ndarray:
+        """Embed ``texts`` and store them under graph ``ids`` (idempotent); returns the vectors.
+
+        ``desc`` shows a progress bar over the embedding batches.
+        """
+        dim = self.check_dim() if ids else int(self.manifest.dim or 0)
+        if not ids:
+            return np.zeros((0, dim), dtype=np.float32)
+        self.vectors.ensure_collection(collection, dim)
+        starts: Iterable[int] = range(0, len(ids), EMBED_BATCH)
+        if desc is not None:
+            starts = self.bar(starts, total=len(range(0, len(ids), EMBED_BATCH)), desc=desc,
+                              unit="batch")  # fmt: skip
+        out = []
+        for start in starts:
+            end = start + EMBED_BATCH
+            vectors = self.embedder.embed(list(texts[start:end]))
+            self.vectors.upsert(
+                collection, list(ids[start:end]), vectors, list(payloads[start:end])
+            )
+            out.append(np.asarray(vectors, dtype=np.float32))
+        return np.vstack(out)
+
+    def delete_vectors(self, collection: str, ids: Sequence[str]) -> None:
+        """Drop points of ``collection`` by graph id (a missing collection is fine)."""
+        if ids and self.vectors.has_collection(collection):
+            self.vectors.delete(collection, list(ids))
+
+    def stored_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of ``ids`` (missing ones are absent)."""
+        if not ids or not self.vectors.has_collection(collection):
+            return {}
+        return self.vectors.vectors(collection, list(ids))
+
+    # -- chunks -------------------------------------------------------------------------
+
+    def chunk_texts(self, chunk_ids: Iterable[str]) -> dict[str, str]:
+        """Chunk texts as embedded and shown: the document title (if any) as a header line."""
+        chunks = self.store.get_chunks(chunk_ids)
+        titles = self.store.document_titles(c.doc_id for c in chunks.values())
+        return {
+            cid: f"{titles[c.doc_id]}\n{c.text}" if titles.get(c.doc_id) else c.text
+            for cid, c in chunks.items()
+        }
+
+    def chunk_evidence(self, ranked: Sequence[tuple[str, float]]) -> list[Evidence]:
+        """Evidence items for ranked ``(chunk id, score)`` pairs (missing chunks are skipped)."""
+        ids = [c for c, _ in ranked]
+        texts = self.chunk_texts(ids)
+        chunks = self.store.get_chunks(ids)
+        return [
+            Evidence(
+                "chunk", texts[c], float(score), (c,), id=c, metadata={"doc_id": chunks[c].doc_id}
+            )
+            for c, score in ranked
+            if c in texts
+        ]
+
+    def layer(self, name: str) -> Any:
+        """The built layer ``name`` (a :class:`~hygraph.layers.base.Layer`)."""
+        try:
+            return self.layers[name]
+        except KeyError:
+            raise KeyError(f"layer {name!r} is not available in this index") from None
