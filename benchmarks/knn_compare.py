@@ -18,9 +18,10 @@ import time
 
 import numpy as np
 
-from hygraph.index import CHUNK_COLLECTION, GraphIndex
-from hygraph.methods.noderag import NODE_COLLECTION
-from hygraph.retrieval.knn import approximate_knn_edges, edge_overlap, knn_edges
+from hygraph.graph.algorithms.knn import approximate_knn_edges, edge_overlap, knn_edges
+from hygraph.index import GraphIndex
+from hygraph.layers.heterograph import NODE_COLLECTION
+from hygraph.resources import CHUNK_COLLECTION
 
 
 def main() -> None:

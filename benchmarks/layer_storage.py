@@ -48,7 +48,7 @@ def main() -> None:
             vectors = sum(_folder_size(source / c) for c in method.collections)
         before = _compacted_size(graph)
         with GraphIndex.open(copy, progress=False) as index:
-            index.method(args.method).reset(index)
+            index.reset_layers(args.method)
         after = _compacted_size(graph)
     print(
         json.dumps(

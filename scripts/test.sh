@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh
 .venv/bin/ruff check .
+# The one-way import contract between the package layers (pyproject: tool.importlinter).
+.venv/bin/lint-imports
 exec .venv/bin/python -m pytest -q "$@"

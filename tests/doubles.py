@@ -78,3 +78,50 @@ class SilentBaseline:
 
     def extract(self, chunks: Sequence[ChunkInput]) -> list[Extraction]:
         return [Extraction(c.id) for c in chunks]
+
+
+class WordEmbedder:
+    """A deterministic test double for the Embedder protocol: hashed bag of words.
+
+    Each lower-cased word (``\\w+``) is hashed (blake2b, so runs agree) into one of
+    ``dim`` buckets; the counts are L2-normalised. Texts sharing words have a positive
+    cosine, texts sharing none have cosine 0, and no model is loaded.
+    """
+
+    name = "words"
+
+    def __init__(self, dim: int = 64) -> None:
+        self._dim = dim
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def bucket(self, word: str) -> int:
+        """The dimension a (lower-cased) word counts in."""
+        import hashlib
+
+        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+        return int.from_bytes(digest, "big") % self._dim
+
+    def words(self, text: str) -> list[str]:
+        import re
+
+        return re.findall(r"\w+", text.lower())
+
+    def embed_query(self, text: str) -> Any:
+        import numpy as np
+
+        vector = np.zeros(self._dim, dtype=np.float32)
+        for word in self.words(text):
+            vector[self.bucket(word)] += 1.0
+        norm = float(np.linalg.norm(vector))
+        return vector / norm if norm > 0 else vector
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for n, text in enumerate(texts):
+            out[n] = self.embed_query(text)
+        return out

@@ -132,7 +132,7 @@ def test_unknown_embedder_is_a_user_error(tmp_path, capsys):
 
 
 def test_crash_mid_build_is_one_line_and_rerun_resumes(tmp_path, capsys, minilm, monkeypatch):
-    import hygraph.index as index_module
+    import hygraph.layers.chunks as index_module
     import hygraph.models.embedders as embedders
 
     class Exploding:

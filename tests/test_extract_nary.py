@@ -527,7 +527,9 @@ def test_nary_extraction_builds_the_hypergraph_with_llm_scores(tmp_path, minilm)
     assert next(iter(edge.values())).weight == 85.0  # the member's score under this fact
     assert index.store.get_nodes(["ent:ilse marrow"])["ent:ilse marrow"].data["score"] == 95.0
     result = index.query("Who premiered the Second Symphony by Ilse Marrow?", "hypergraph")
-    assert index.method("hypergraph")._use_scores(index)
+    from hygraph.operators.scoring import uses_scores
+
+    assert uses_scores(index.resources, index.method("hypergraph").config.use_scores)
     statements = {i.metadata["statement"] for i in result.items if i.kind == "fact"}
     assert len(statements) == 2  # the entity Ilse Marrow brings both of her facts
     assert not llm.replies  # one extraction call and one question-entity call

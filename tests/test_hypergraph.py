@@ -18,8 +18,13 @@ from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.graph.store import GraphStore
 from hygraph.ingest import Document
 from hygraph.methods.base import parse_method_spec
-from hygraph.methods.hypergraph import Hypergraph, HypergraphConfig, select
+from hygraph.methods.hypergraph import Hypergraph, HypergraphConfig
 from hygraph.models.base import LLMResponse
+from hygraph.operators.recipe import resolve
+from hygraph.operators.registry import get_operator
+from hygraph.operators.scoring import select, uses_scores
+from hygraph.operators.state import State
+from hygraph.resources import Resources
 
 # --------------------------------------------------------------------------- helpers
 
@@ -70,6 +75,20 @@ def sections(context: str) -> list[str]:
 
 def by_kind(result, kind: str) -> list:
     return [i for i in result.items if i.kind == kind]
+
+
+def run_step(res, state: State, method, op: str, **override) -> State:
+    """Run the step ``op`` of ``method``'s recipe on ``state``, its parameters resolved
+    from the method's config as the recipe would (``override`` replaces some)."""
+    [step] = [s for s in method.recipe if s.op == op]
+    params = {**resolve(step.params, method.config, state, 0, op), **override}
+    get_operator(op).fn(res, state, **params)
+    return state
+
+
+def question_entities(res, method, question: str) -> list[str]:
+    """The question's entities as the method's ``question.entities`` step finds them."""
+    return run_step(res, State(question=question, top_k=1), method, "question.entities").keywords
 
 
 # --------------------------------------------------------------------------- 1. select()
@@ -142,14 +161,21 @@ def test_select_score_zero_never_passes_cosine_mode():
 
 
 def test_use_scores_auto_follows_the_extractor():
-    def index(extractor):
-        return SimpleNamespace(manifest=SimpleNamespace(extractor=extractor))
+    def res(extractor):
+        """Resources of an index whose manifest names ``extractor`` (nothing else is read)."""
+        return Resources(
+            path=None, store=None, vectors=None, manifest=SimpleNamespace(extractor=extractor),
+            embedder=None, llm=None, tracker=None, progress=False, cache_dir=None,
+        )  # fmt: skip
+
+    def use(method, extractor):
+        return uses_scores(res(extractor), method.config.use_scores)
 
     auto = Hypergraph()
-    assert auto._use_scores(index("llm-nary")) and auto._use_scores(index("llm"))
-    assert not auto._use_scores(index("offline")) and not auto._use_scores(index("scripted"))
-    assert Hypergraph({"use_scores": "true"})._use_scores(index("offline"))
-    assert not Hypergraph({"use_scores": "false"})._use_scores(index("llm"))
+    assert use(auto, "llm-nary") and use(auto, "llm")
+    assert not use(auto, "offline") and not use(auto, "scripted")
+    assert use(Hypergraph({"use_scores": "true"}), "offline")
+    assert not use(Hypergraph({"use_scores": "false"}), "llm")
 
 
 # --------------------------------------------------------------------------- 2. builder
@@ -581,11 +607,12 @@ def test_sections_order_can_be_set_in_a_method_spec(lighthouse):
 
 
 def test_question_entities_modes(lighthouse):
+    res = lighthouse.resources
     offline = lighthouse.method("hypergraph")
-    assert offline.question_entities(lighthouse, WHO_BUILT) == ["Corran Point Lighthouse"]
-    assert offline.question_entities(lighthouse, "what is it?") == ["what is it?"]  # fallback
+    assert question_entities(res, offline, WHO_BUILT) == ["Corran Point Lighthouse"]
+    assert question_entities(res, offline, "what is it?") == ["what is it?"]  # fallback
     whole = lighthouse.method("hypergraph:query_entities=question")
-    assert whole.question_entities(lighthouse, WHO_BUILT) == [WHO_BUILT]
+    assert question_entities(res, whole, WHO_BUILT) == [WHO_BUILT]
     with pytest.raises(ConfigError, match="needs an LLM"):
         lighthouse.query(WHO_BUILT, "hypergraph:query_entities=llm")
     # Without entity retrieval no question entities are needed, so no LLM either.
@@ -858,17 +885,26 @@ def test_bridge_skips_hub_entities(tmp_path, minilm):
     index = GraphIndex(tmp_path / "idx", extractor=ScriptedExtractor(SCRIPT), progress=False)
     index.insert(DOCS, methods=["hypergraph-bridge"])
     question = "Where did the builder of the Corran Point Lighthouse study engineering?"
+    res = index.resources
     method = index.method("hypergraph-bridge:bridge_fanout=1,chunk_retrieval=false")
-    graph = Bipartite(index.store)
-    query = index.embedder.embed_query(question)
-    hits = method._fact_hits(index, query, False)
-    ranked = [c for c, _ in method._bridge(index, question, query, hits, graph)]
+    # The same fact hits for both rankings (extractor scores off, as before the fusion).
+    hits = State(question=question, top_k=method.config.top_k)
+    hits.query = res.embed_query(question)
+    run_step(res, hits, method, "relationship.vdb", use_scores="false")
+    assert hits.relationships
+
+    def bridge(method) -> list[str]:
+        state = State(question=question, top_k=method.config.top_k, query=hits.query)
+        state.relationships = list(hits.relationships)
+        run_step(res, state, method, "chunk.bridge_facts")
+        assert state.rankings["lead"] == [c for c, _ in state.chunks]
+        return [c for c, _ in state.chunks]
+
+    ranked = bridge(method)
     fenwick = index.store.chunks_of("fenwick")[0].id
     # Maud Fenwick is in 3 facts (> fanout 1): no bridge, and her other chunk is only
     # reachable through the dense ranking.
-    with_bridge = [
-        c for c, _ in index.method("hypergraph-bridge")._bridge(index, question, query, hits, graph)
-    ]
+    with_bridge = bridge(index.method("hypergraph-bridge"))
     assert with_bridge.index(fenwick) <= ranked.index(fenwick)
     index.close()
 

@@ -84,7 +84,7 @@ def test_insert_twice_adds_nothing_and_changed_doc_replaces(tmp_path, minilm):
 
 
 def test_resume_after_crash_mid_embedding(tmp_path, minilm, monkeypatch):
-    import hygraph.index as index_module
+    import hygraph.layers.chunks as index_module
 
     monkeypatch.setattr(index_module, "EMBED_BATCH", 1)
     path = tmp_path / "idx"

@@ -10,10 +10,12 @@ import shutil
 import numpy as np
 import pytest
 
+import hygraph.layers.heterograph as heterograph_layer
 from hygraph import GraphIndex
 from hygraph.cli import main
 from hygraph.extract import Entity, Extraction, Relation, Unit
 from hygraph.extract.extractive import extractive_summary, sentences
+from hygraph.graph.algorithms.exact_match import ExactMatcher
 from hygraph.graph.entity_graph import entity_node_id
 from hygraph.graph.heterograph import (
     HeterographBuilder,
@@ -24,10 +26,15 @@ from hygraph.graph.heterograph import (
 )
 from hygraph.graph.kinds import HETEROGRAPH_STRUCTURAL, LAYER_EDGES, EdgeKind
 from hygraph.graph.store import GraphStore
+from hygraph.graph.view import graph_view
 from hygraph.ingest import Document
-from hygraph.methods.noderag import NODE_COLLECTION, NodeRAG
+from hygraph.layers.heterograph import NODE_COLLECTION
+from hygraph.methods.noderag import NodeRAG
 from hygraph.models.base import LLMResponse
-from hygraph.retrieval.exact_match import ExactMatcher
+from hygraph.operators.recipe import resolve
+from hygraph.operators.registry import get_operator
+from hygraph.operators.state import State
+from hygraph.operators.subgraph import heterograph
 
 # --------------------------------------------------------------------------- decomposition
 
@@ -228,6 +235,19 @@ def _integrity(index: GraphIndex) -> None:
     assert index.vectors.count(NODE_COLLECTION) == len(embedded)
 
 
+def run_step(res, state: State, method, op: str) -> State:
+    """Run the step ``op`` of ``method``'s recipe on ``state``, its parameters resolved
+    from the method's config as the recipe would."""
+    [step] = [s for s in method.recipe if s.op == op]
+    get_operator(op).fn(res, state, **resolve(step.params, method.config, state, 0, op))
+    return state
+
+
+def ops(state: State) -> list[str]:
+    """The operators a run went through, in order (its trace)."""
+    return [t.name for t in state.trace]
+
+
 def test_build_makes_all_seven_types_with_nonempty_texts(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
         counts = index.store.counts()
@@ -257,7 +277,9 @@ def test_build_makes_all_seven_types_with_nonempty_texts(built, minilm):
 def test_search_filters_types_and_respects_quotas(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
         method = index.method("noderag:top_k=3,content_quota=2,relationship_quota=4")
-        context = method.retrieve(index, "Who commanded Gannet's Reach on the expedition?")
+        context = method.retrieve(
+            index.resources, "Who commanded Gannet's Reach on the expedition?"
+        )
         items = context.items
         kinds = {i.kind for i in items}
         assert kinds <= {"high_level", "attribute", "unit", "relationship", "chunk"}
@@ -282,16 +304,18 @@ def test_search_filters_types_and_respects_quotas(built, minilm):
 
 def test_exact_entries_seed_the_walk(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
+        res = index.resources
+        question = "Where was Renna Osk born?"
         method = index.method("noderag")
-        terms = method.question_entities(index, "Where was Renna Osk born?")
+        state = run_step(res, State(question=question, top_k=10), method, "question.entities")
+        terms = state.keywords
         assert "Renna Osk" in terms
-        view = method._view(index)
-        hits = view.matcher.match(terms)
+        hits = run_step(res, state, method, "node.exact").subgraph["exact"]
         assert ent("Renna Osk") in hits
         # With only exact entries (no vector entries), PPR still reaches content nodes.
-        picked, scores, exact, _ = NodeRAG({"top_k": 0})._walk(
-            index, "Where was Renna Osk born?", []
-        )
+        walked = NodeRAG({"top_k": 0}).run(res, question)
+        assert walked.nodes == [] and "subgraph.shallow_ppr" in ops(walked)
+        picked, exact = walked.subgraph.get("picked", []), walked.subgraph["exact"]
         assert exact and picked and all(node_type(p) not in "NO" for p in picked)
         units = index.store.get_nodes(p for p in picked if node_type(p) == "S")
         assert any("Renna Osk" in (n.text or "") for n in units.values())
@@ -300,24 +324,28 @@ def test_exact_entries_seed_the_walk(built, minilm):
 def test_ablations(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
         question = "Which shipyard built the vessel Renna Osk commanded?"
-        plain = index.method("noderag:ppr=false").retrieve(index, question, 5)
+        res = index.resources
+        plain = index.method("noderag:ppr=false").retrieve(res, question, 5)
         assert len(plain.items) == 5 and all(i.metadata["via"] == "vector" for i in plain.items)
-        no_exact = index.method("noderag:exact_entries=false")
-        _, _, exact, _ = no_exact._walk(index, question, [])
-        assert exact == []
-        full_view = index.method("noderag")._view(index)
-        bare_view = index.method("noderag:semantic_edges=false")._view(index)
+        no_exact = index.method("noderag:exact_entries=false").run(res, question)
+        assert no_exact.subgraph.get("exact", []) == []
+        assert "node.exact" not in ops(no_exact) and "question.entities" not in ops(no_exact)
+        assert "subgraph.shallow_ppr" in ops(no_exact)  # the walk still runs, vector entries only
+        view = graph_view(index.store)
+        full_view, _ = heterograph(view, index.method("noderag").config.semantic_edges)
+        bare = index.method("noderag:semantic_edges=false").config.semantic_edges
+        bare_view, _ = heterograph(view, bare)
         assert bare_view.adjacency.nnz < full_view.adjacency.nnz
-        lazy = index.method("noderag:ppr_mode=lazy,cap_edge_weights=true").retrieve(index, question)
+        lazy = index.method("noderag:ppr_mode=lazy,cap_edge_weights=true").retrieve(res, question)
         assert lazy.items
-        t_only = index.method("noderag:entry_types=T,ppr=false").retrieve(index, question, 3)
+        t_only = index.method("noderag:entry_types=T,ppr=false").retrieve(res, question, 3)
         assert {i.kind for i in t_only.items} == {"chunk"}
 
 
 def test_fused_variant_ranks_passages_by_dense_and_walk(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
         question = "Which shipyard built the vessel Renna Osk commanded?"
-        fused = index.method("noderag-fused").retrieve(index, question)
+        fused = index.method("noderag-fused").retrieve(index.resources, question)
         assert fused.sections[0].title == "Source passages"
         passages = fused.sections[0].items
         assert 0 < len(passages) <= 5 and all(i.kind == "chunk" for i in passages)
@@ -332,15 +360,21 @@ def test_bridge_units_lead_to_the_second_hop(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
         # The nearest unit ("led by Renna Osk, who commanded Gannet's Reach") lends its
         # entities the question does not name; the ship's other units lead on.
+        res = index.resources
         method = index.method("noderag-fused:bridge_pool=1,bridge_units=1")
         question = "Who built the ship that Renna Osk commanded?"
         query = index.embedder.embed_query(question)
-        chunks = method._bridge_chunks(index, question, query)
+
+        def bridge_chunks(method) -> list[str]:
+            state = State(question=question, top_k=method.config.top_k, query=query)
+            return run_step(res, state, method, "chunk.bridge_units").rankings["bridge"]
+
+        chunks = bridge_chunks(method)
         harbour = index.store.chunks_of("harbour")[0].id  # names the builder, not Renna Osk
         assert harbour in chunks
         # Hubs are skipped: with a fanout of 0 no entity is a bridge.
         hubless = index.method("noderag-fused:bridge_pool=1,bridge_units=1,bridge_fanout=0")
-        assert hubless._bridge_chunks(index, question, query) == []
+        assert bridge_chunks(hubless) == []
 
 
 def test_insert_and_delete_keep_the_layer_consistent(tmp_path, minilm):
@@ -350,7 +384,10 @@ def test_insert_and_delete_keep_the_layer_consistent(tmp_path, minilm):
         before = index.store.counts()["nodes"]
         units_before = {n.id for n in index.store.nodes_of_kind("unit")}
         attrs_before = {n.id: n.text for n in index.store.nodes_of_kind("attribute")}
+        view = graph_view(index.store)
+        assert graph_view(index.store) is view  # the view is kept while the store is unchanged
         index.insert(_docs("festival"))  # joins without a rebuild
+        assert graph_view(index.store) is not view  # a write replaces it
         after = index.store.counts()["nodes"]
         assert after["unit"] > before["unit"]
         festival_chunk = index.store.chunks_of("festival")[0].id
@@ -399,17 +436,17 @@ def test_rebuild_recomputes_the_layer_over_the_whole_corpus(tmp_path, minilm, bu
 def test_a_crash_mid_build_resumes_without_duplicates(tmp_path, minilm, monkeypatch, built):
     path = tmp_path / "idx"
     calls = {"n": 0}
-    original = NodeRAG._high_level
+    original = heterograph_layer.build_elements  # the layer's high-level element step
 
-    def crash(self, *args, **kwargs):
+    def crash(*args, **kwargs):
         calls["n"] += 1
         raise RuntimeError("killed")
 
-    monkeypatch.setattr(NodeRAG, "_high_level", crash)
+    monkeypatch.setattr(heterograph_layer, "build_elements", crash)
     with GraphIndex(path, embedder=minilm, progress=False) as index:
         with pytest.raises(RuntimeError):
             index.insert(_docs(*DOCS), methods=["noderag"])
-    monkeypatch.setattr(NodeRAG, "_high_level", original)
+    monkeypatch.setattr(heterograph_layer, "build_elements", original)
     with GraphIndex(path, embedder=minilm, progress=False) as index:
         index.insert([], methods=["noderag"])
         resumed = index.store.counts()
@@ -501,8 +538,9 @@ def test_llm_writes_attributes_and_insights_with_fallbacks(tmp_path, minilm):
         assert result.answer == "Renna Osk was born in Harrowby."
         assert "query" in llm.seen and "answer" in llm.seen
         # The query element "Maritime heritage" matches an O title: its H joins the walk.
-        method = index.method("noderag")
-        _, _, exact, _ = method._walk(index, "Where was Renna Osk born?", [])
+        state = index.method("noderag").run(index.resources, "Where was Renna Osk born?")
+        assert "Maritime heritage" in state.keywords  # the LLM's query elements
+        exact = state.subgraph["exact"]
         assert any(node_type(x) == "O" for x in exact)
         # A delete writes the attributes and elements that lost sources again (LLM).
         calls = len(llm.seen)
@@ -548,7 +586,12 @@ def test_cli_index_and_query_json(tmp_path, capsys, built):
 
 def test_view_matrix_counts_overlapping_edges_twice(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
-        view = index.method("noderag")._view(index)
+        store_view = graph_view(index.store)
+        view, types = heterograph(store_view, index.method("noderag").config.semantic_edges)
+        # One view per store version, its walk graph built once and shared by every query.
+        assert graph_view(index.store) is store_view
+        assert heterograph(graph_view(index.store), True)[0] is view
+        assert list(types) == [node_type(i) for i in view.ids]
         rows = index.store.edge_rows([*HETEROGRAPH_STRUCTURAL, EdgeKind.SEMANTIC])
         pairs: dict[tuple[str, str], float] = {}
         for s, d, w in rows:

@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from hygraph.graph.communities import leiden_communities
-from hygraph.graph.importance import (
+from hygraph.graph.algorithms.clustering import kmeans_k, link_high_level
+from hygraph.graph.algorithms.importance import (
     Importance,
     betweenness_scale,
     important_entities,
     kcore_threshold,
 )
-from hygraph.graph.semantic_match import kmeans_k, link_high_level
-from hygraph.retrieval.knn import approximate_knn_edges, edge_overlap, knn_edges
-from hygraph.retrieval.shallow_ppr import (
+from hygraph.graph.algorithms.knn import approximate_knn_edges, edge_overlap, knn_edges
+from hygraph.graph.algorithms.leiden import leiden_communities
+from hygraph.graph.algorithms.ppr import (
     cap_edge_weights,
     shallow_ppr,
     symmetric_adjacency,

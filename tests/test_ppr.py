@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from hygraph.retrieval.ppr import personalized_pagerank, transition_matrix
+from hygraph.graph.algorithms.ppr import personalized_pagerank, transition_matrix
 
 
 def _dense_reference(adjacency: np.ndarray, seeds: dict[int, float], damping: float) -> np.ndarray:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from rankings import CORPORA, RECORDED, rankings
 
 

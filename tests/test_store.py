@@ -154,23 +154,44 @@ def test_progress_survives_reopen(tmp_path):
     assert GraphStore(path).done_items("embed") == {"c1", "c2"}
 
 
-def test_csr_view_hand_checked():
+def test_graph_view_hand_checked():
+    """The read view: symmetric weighted adjacency, links by kind, provenance, relationships;
+    one view per store version (a write replaces it)."""
+    from hygraph.graph.view import graph_view
+
     store = GraphStore(None)
+    store.upsert_nodes([Node("f1", "fact", None, "a and c", {}, ("c1",))])
     store.upsert_edges(
         [
             Edge("a", "b", "r", 1.0),
             Edge("b", "c", "r", 2.0),
             Edge("a", "c", "other", 5.0),
+            Edge("a", "b", "relation", 1.0),
+            Edge("f1", "a", "incidence", 1.0),
+            Edge("f1", "c", "incidence", 1.0),
         ]
     )
-    graph = store.csr(edge_kinds=["r"])
-    assert graph.n_nodes == 3
-    dense = graph.matrix.toarray()
-    a, b, c = (graph.index[x] for x in "abc")
+    view = graph_view(store)
+    assert graph_view(store) is view
+    graph = view.walk_graph(["r"])
+    assert graph.ids == ["a", "b", "c"]
+    dense = graph.adjacency.toarray()
+    a, b, c = (graph.position[x] for x in "abc")
     assert dense[a, b] == dense[b, a] == 1.0
     assert dense[b, c] == dense[c, b] == 2.0
     assert dense[a, c] == 0.0
-    assert sorted(graph.neighbors("b")) == ["a", "c"]
-    assert graph.degree("b") == 3.0
-    directed = store.csr(undirected=False)
-    assert directed.matrix.toarray()[directed.index["b"], directed.index["a"]] == 0.0
+    assert sorted(graph.neighbours("b")) == ["a", "c"] and graph.neighbours("zz") == []
+    assert dense[b].sum() == 3.0
+    unweighted = view.walk_graph(["r"], weighted=False, provenance_of=["fact"], nodes_of=["fact"])
+    assert unweighted.adjacency.toarray()[b, c] == 1.0
+    assert "f1" in unweighted.position and "c1" in unweighted.neighbours("f1")
+    assert view.links("r").out == {"a": ["b"], "b": ["c"]}
+    assert view.links("r").into == {"b": ["a"], "c": ["b"]}
+    assert view.provenance("fact") == {"f1": ["c1"]}
+    rels = view.relationships("a")
+    assert [(r.kind, r.members) for r in rels] == [
+        ("relation", ("a", "b")),
+        ("fact", ("a", "c")),
+    ]
+    store.upsert_edges([Edge("c", "d", "r", 1.0)])
+    assert graph_view(store) is not view

@@ -106,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top-k", type=int, help="number of items to retrieve")
     p.add_argument("--budget", type=int, default=2000, help="context token budget (default 2000)")
     p.add_argument("--answer", action="store_true", help="also generate an answer with the LLM")
+    p.add_argument(
+        "--trace", action="store_true", help="show each recipe step's time and what it added"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     _add_model_options(p)
 
@@ -147,6 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("methods", help="list the available retrieval methods")
+    p.add_argument(
+        "--describe",
+        metavar="NAME",
+        help="show a method's config fields (default, source, meaning), layers and recipe steps "
+        "(NAME may be a recipe file)",
+    )
+    p.add_argument("--operators", action="store_true", help="list the operators a recipe can use")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("demo", help="index the bundled sample corpus offline and query it")
@@ -323,10 +333,25 @@ def cmd_query(args: argparse.Namespace) -> int:
         print(f"passages: {', '.join(titles.get(p) or p for p in result.passages) or '-'}")
         print()
         print(result.context or "(no evidence found)")
+        if args.trace:
+            print()
+            print(_format_trace(result.trace))
         if result.answer is not None:
             print()
             print(f"answer: {result.answer}")
     return 0
+
+
+def _format_trace(trace: list[dict[str, Any]]) -> str:
+    """One line per recipe step: milliseconds, LLM calls, tokens and what it added."""
+    lines = [f"  {'step':<24}{'ms':>9}{'llm calls':>11}{'tokens':>8}  added"]
+    for step in trace:
+        added = ", ".join(f"{k} {v:+d}" for k, v in step["added"].items()) or "-"
+        lines.append(
+            f"  {step['name']:<24}{step['seconds'] * 1000:>9.1f}{step['llm_calls']:>11}"
+            f"{step['tokens']:>8}  {added}"
+        )
+    return "trace:\n" + "\n".join(lines)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -397,13 +422,34 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_methods(args: argparse.Namespace) -> int:
     from hygraph.methods.base import available_methods, get_method
+    from hygraph.methods.describe import describe, operators_table, render
 
-    rows = [{"name": n, "description": get_method(n).description} for n in available_methods()]
+    if args.describe:
+        info = describe(args.describe)
+        _print_json(info) if args.json else print(render(info))
+        return 0
+    if args.operators:
+        ops = operators_table()
+        if args.json:
+            _print_json(ops)
+        for op in [] if args.json else ops:
+            needs = f" [needs {', '.join(op['needs'])}]" if op["needs"] else ""
+            print(f"{op['name']:<22} {op['summary']}{needs}")
+            print(f"{'':<22} params: {', '.join(op['params']) or '-'}")
+        return 0
+    rows = [
+        {
+            "name": n,
+            "description": get_method(n).description,
+            "query_llm": get_method(n).query_llm,
+        }
+        for n in available_methods()
+    ]
     if args.json:
         _print_json(rows)
     else:
         for row in rows:
-            print(f"{row['name']:<12} {row['description']}")
+            print(f"{row['name']:<18} {row['description']}  (LLM at query: {row['query_llm']})")
     return 0
 
 

@@ -337,7 +337,10 @@ class GraphIndex:
             base, options = parse_method_spec(name)
             built = self.manifest.methods.get(base) or {}
             self._methods[name] = get_method(base)({**built, **options})
-        return self._methods[name]
+        method = self._methods[name]
+        for layer in layer_order(method.layers):  # the layers its operators read
+            self.layer(layer, method.config)
+        return method
 
     @property
     def methods(self) -> list[str]:
@@ -474,13 +477,17 @@ class GraphIndex:
         whole corpus. The extraction and the chunk vectors are kept.
         """
         for name in methods:
-            base, _ = parse_method_spec(name)
-            if base not in self.manifest.methods:
-                raise ConfigError(f"method {base!r} is not built in index {self.path}")
-            for layer in reversed(layer_order(self.method(base).layers)):
-                if layer not in BASE_LAYERS:
-                    self.layer(layer).reset(self.resources)
+            self.reset_layers(name)
         return self.insert([], methods=list(methods))
+
+    def reset_layers(self, method: str) -> None:
+        """Remove the layers ``method`` reads, beyond the extraction and chunk vectors."""
+        base, _ = parse_method_spec(method)
+        if base not in self.manifest.methods:
+            raise ConfigError(f"method {base!r} is not built in index {self.path}")
+        for layer in reversed(layer_order(self.method(base).layers)):
+            if layer not in BASE_LAYERS:
+                self.layer(layer).reset(self.resources)
 
     def delete(self, doc_id: str) -> DeleteResult:
         """Remove a document and everything derived only from it, in every layer."""

@@ -13,13 +13,24 @@ import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from hygraph import __version__
 from hygraph.errors import IndexMismatchError, IndexNotFoundError
 
 FORMAT = "hygraph-index"
+
+
+def _package_version() -> str:
+    """The installed hygraph version (read from the package metadata, not the facade)."""
+    try:
+        return version("hygraph")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"
+
+
+__version__ = _package_version()
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
 MAX_BUILDS_KEPT = 50

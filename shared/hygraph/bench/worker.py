@@ -64,13 +64,29 @@ def build(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _method_build_usage(index: Any, method: str, report: Any) -> dict[str, Any] | None:
-    stage = f"build:{method}"
-    if stage in report.usage.get("stages", {}):
-        return report.usage["stages"][stage]
-    for past in reversed(index.manifest.builds):
-        if stage in past.get("usage", {}).get("stages", {}):
-            return past["usage"]["stages"][stage]
-    return None
+    """The build cost of the layers ``method`` reads (beyond the base layers), summed.
+
+    Each layer is built once, by whichever build first needed it: its stage is taken
+    from this build's report or the latest earlier build that has it.
+    """
+    from hygraph.layers.base import BASE_LAYERS, layer_order
+
+    builds = [report.usage, *(b.get("usage", {}) for b in reversed(index.manifest.builds))]
+    total: dict[str, Any] | None = None
+    for layer in layer_order(index.method(method).layers):
+        stage = f"build:{layer}"
+        found = next((u["stages"][stage] for u in builds if stage in u.get("stages", {})), None)
+        if layer in BASE_LAYERS or found is None:
+            continue
+        total = (
+            dict(found)
+            if total is None
+            else {
+                k: (total.get(k, 0) + v if isinstance(v, int | float) else v)
+                for k, v in found.items()
+            }
+        )
+    return total
 
 
 def query(spec: dict[str, Any]) -> dict[str, Any]:

@@ -82,11 +82,14 @@ class Layer:
         if not pending:
             return 0
         with res.tracker.stage(self.stage or f"build:{self.name}"):
-            self.insert(res, pending)
-        return len(pending)
+            taken = self.insert(res, pending)
+        return len(pending) if taken is None else taken
 
-    def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
-        """Add ``chunk_ids`` (new to the layer) and mark them done. The first build too."""
+    def insert(self, res: Resources, chunk_ids: Sequence[str]) -> int | None:
+        """Add ``chunk_ids`` (new to the layer) and mark them done. The first build too.
+
+        Returns how many chunks it took in when some can stay pending (None: all).
+        """
         raise NotImplementedError
 
     def delete(self, res: Resources, removed: DeleteResult) -> None:

@@ -32,14 +32,15 @@ class EntityGraph(Layer):
             return []
         return super().pending(res)
 
-    def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
+    def insert(self, res: Resources, chunk_ids: Sequence[str]) -> int:
         extractor = res.extractor
         if extractor is None:
-            return
+            return 0
         from hygraph.extract.schema import ChunkInput
         from hygraph.graph.entity_graph import EntityGraphBuilder
 
         builder = EntityGraphBuilder(res.store, llm=res.llm)
+        extracted = 0
         starts = range(0, len(chunk_ids), EXTRACT_BATCH)
         for start in res.bar(starts, total=len(starts), desc="extracting", unit="batch"):
             batch = list(chunk_ids[start : start + EXTRACT_BATCH])
@@ -55,6 +56,8 @@ class EntityGraph(Layer):
                 res.store.put_extractions(extractions)
                 builder.write(update)
                 res.store.mark_done(self.task or "", [e.chunk_id for e in extractions])
+            extracted += len(extractions)
+        return extracted
 
     def delete(self, res: Resources, removed: DeleteResult) -> None:
         from hygraph.graph.entity_graph import EntityGraphBuilder

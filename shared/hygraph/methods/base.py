@@ -114,6 +114,15 @@ class Method:
             config = self.Config.from_dict(config)
         self.config = config
 
+    @property
+    def collections(self) -> tuple[str, ...]:
+        """Vector collections of the layers this method reads, beyond the chunk vectors."""
+        from hygraph.layers.base import BASE_LAYERS, get_layer
+
+        names = [c for layer in layer_closure(self.layers) if layer not in BASE_LAYERS
+                 for c in get_layer(layer).collections]  # fmt: skip
+        return tuple(dict.fromkeys(names))
+
     @classmethod
     def check(cls) -> None:
         """Validate the recipe against the layers and config (a one-line error naming the step)."""

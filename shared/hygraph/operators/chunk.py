@@ -58,15 +58,24 @@ def bm25(
 
 @operator("chunk.from_evidence")
 def from_evidence(
-    res: Resources, state: State, *, sources: str = "facts+entities", if_empty: bool = False
+    res: Resources,
+    state: State,
+    *,
+    sources: str = "facts+entities",
+    k: int = 0,
+    into: str = "chunks",
+    if_empty: bool = False,
 ) -> None:
-    """Chunks in the order the named evidence lists cite them (the reference code's mode)."""
+    """Chunks in the order the named evidence lists cite them (the reference code's mode).
+
+    ``k`` cuts the list (0: the query's top_k); scores are 1, 1/2, 1/3 ...
+    """
     if if_empty and state.chunks:
         return
     names = [s for s in sources.split("+") if s]
     cited = [c for n in names for item in state.evidence.get(n, []) for c in item.source_ids]
-    ranked = list(dict.fromkeys(cited))[: state.top_k]
-    state.chunks = [(c, 1.0 / (n + 1)) for n, c in enumerate(ranked)]
+    ranked = list(dict.fromkeys(cited))[: k or state.top_k]
+    _put(state, [(c, 1.0 / (n + 1)) for n, c in enumerate(ranked)], into)
 
 
 @operator("chunk.evidence", needs=("chunks",))
