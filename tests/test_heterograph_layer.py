@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from corpora import HARBOUR_DOCS
 
 from hygraph.errors import ConfigError
 from hygraph.graph.heterograph import node_type
@@ -19,33 +20,7 @@ from hygraph.resources import Resources
 from hygraph.usage import UsageTracker
 from hygraph.vectors import open_vector_index
 
-DOCS = {
-    "harbour": (
-        "Harrowby Harbour",
-        "Harrowby is a port town on the Grey Sound. Aldercott Shipyard was founded in 1819 by "
-        "Josiah Aldercott on the east bank of Harrowby harbour. Aldercott Shipyard built the "
-        "research vessel Gannet's Reach in 1938. The harbour is divided by the river into two "
-        "basins.",
-    ),
-    "expedition": (
-        "Northern Shelf Expedition",
-        "The Northern Shelf Expedition surveyed the sea floor of the Grey Sound in 1948. It was "
-        "led by Renna Osk, who commanded Gannet's Reach. Renna Osk was born in Harrowby. The "
-        "expedition mapped 2,400 square kilometres of seabed.",
-    ),
-    "mayor": (
-        "Tobiah Quell",
-        "Tobiah Quell was a shipwright at Aldercott Shipyard and later Mayor of Harrowby from "
-        "1947 to 1959. Tobiah Quell oversaw the rebuilding of the Harrowby harbour walls. Quell "
-        "wrote a history of the Harrowby waterfront.",
-    ),
-    "festival": (
-        "Lantern Tide Festival",
-        "The Lantern Tide Festival is held in Harrowby each September. Paper lanterns are set "
-        "afloat from the Harrowby harbour steps. The festival was first held in 1921 by Oren "
-        "Balfry.",
-    ),
-}
+DOCS = HARBOUR_DOCS
 LAYER_KINDS = (
     NodeKind.UNIT,
     NodeKind.RELATIONSHIP,

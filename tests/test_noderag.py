@@ -9,6 +9,7 @@ import shutil
 
 import numpy as np
 import pytest
+from corpora import HARBOUR_DOCS
 
 import hygraph.layers.heterograph as heterograph_layer
 from hygraph import GraphIndex
@@ -24,7 +25,7 @@ from hygraph.graph.heterograph import (
     statement,
     unit_id,
 )
-from hygraph.graph.kinds import HETEROGRAPH_STRUCTURAL, LAYER_EDGES, EdgeKind
+from hygraph.graph.kinds import HETEROGRAPH_EDGES, HETEROGRAPH_STRUCTURAL, EdgeKind
 from hygraph.graph.store import GraphStore
 from hygraph.graph.view import graph_view
 from hygraph.ingest import Document
@@ -176,33 +177,7 @@ def test_extractive_summary_picks_central_sentences_never_empty():
 
 # --------------------------------------------------------------------------- through the index
 
-DOCS = {
-    "harbour": (
-        "Harrowby Harbour",
-        "Harrowby is a port town on the Grey Sound. Aldercott Shipyard was founded in 1819 by "
-        "Josiah Aldercott on the east bank of Harrowby harbour. Aldercott Shipyard built the "
-        "research vessel Gannet's Reach in 1938. The harbour is divided by the river into two "
-        "basins.",
-    ),
-    "expedition": (
-        "Northern Shelf Expedition",
-        "The Northern Shelf Expedition surveyed the sea floor of the Grey Sound in 1948. It was "
-        "led by Renna Osk, who commanded Gannet's Reach. Renna Osk was born in Harrowby. The "
-        "expedition mapped 2,400 square kilometres of seabed.",
-    ),
-    "mayor": (
-        "Tobiah Quell",
-        "Tobiah Quell was a shipwright at Aldercott Shipyard and later Mayor of Harrowby from "
-        "1947 to 1959. Tobiah Quell oversaw the rebuilding of the Harrowby harbour walls. Quell "
-        "wrote a history of the Harrowby waterfront.",
-    ),
-    "festival": (
-        "Lantern Tide Festival",
-        "The Lantern Tide Festival is held in Harrowby each September. Paper lanterns are set "
-        "afloat from the Harrowby harbour steps. The festival was first held in 1921 by Oren "
-        "Balfry.",
-    ),
-}
+DOCS = HARBOUR_DOCS
 
 
 def _docs(*names: str) -> list[Document]:
@@ -257,7 +232,7 @@ def test_build_makes_all_seven_types_with_nonempty_texts(built, minilm):
         for kind in ("attribute", "high_level", "overview"):
             assert all((n.text or "").strip() for n in index.store.nodes_of_kind(kind))
         edges = counts["edges"]
-        for kind in sorted(LAYER_EDGES - {EdgeKind.UNIT_RELATIONSHIP}):
+        for kind in sorted(set(HETEROGRAPH_EDGES) - {EdgeKind.UNIT_RELATIONSHIP}):
             assert edges.get(kind, 0) > 0, kind
         # Each A hangs off its entity; each O points to an H; H link only to S and A.
         for a in index.store.nodes_of_kind("attribute"):

@@ -111,3 +111,45 @@ def test_recipe_through_both_frameworks(tmp_path, minilm, sample_path):
     with GraphIndex.open(tmp_path / "li", embedder=minilm, progress=False) as opened:
         found = HyGraphRetriever(index=opened, method="entity-bridge").invoke(QUESTION)
     assert found and "Ilse Marrow" in found[0].page_content
+
+
+def test_recipe_over_relation_vectors_and_communities(tmp_path, minilm, sample_path):
+    """Layers no built-in method reads yet, through the facade: built once, kept up to date
+    by inserts and deletes, read by a recipe of relationship and community operators."""
+    data = {
+        "name": "kg-local", "layers": ["chunks", "entity-vectors", "relation-vectors",
+                                       "communities"],
+        "config": {"top_k": 4},
+        "steps": [
+            {"op": "question.embed"},
+            {"op": "question.entities", "params": {"mode": "offline"}},
+            {"op": "node.vdb", "params": {"k": 5}},
+            {"op": "relationship.of_nodes", "params": {"k": 10}},
+            {"op": "relationship.evidence"},
+            {"op": "community.of_nodes", "params": {"k": 2}},
+            {"op": "community.evidence"},
+            {"op": "chunk.from_evidence", "params": {"sources": "relationships", "k": 10,
+                                                     "into": "graph"}},
+            {"op": "chunk.vdb", "params": {"k": 10, "into": "dense"}},
+            {"op": "merge.rrf", "params": {"rankings": ["dense", "graph"], "k": 10}},
+            {"op": "chunk.evidence", "params": {"k": "$top_k"}},
+            {"op": "merge.context", "params": {"sections": "communities+relationships+chunks",
+                                               "ranking": "chunks"}},
+        ],
+    }  # fmt: skip
+    recipe = tmp_path / "kg.json"
+    recipe.write_text(json.dumps(data))
+    with GraphIndex(tmp_path / "i", embedder=minilm, progress=False) as index:
+        index.insert(_docs(sample_path)[:3], methods=[str(recipe)])
+        assert index.store.nodes_of_kind("community")
+        assert index.vectors.count("relations") > 0
+        result = index.retrieve(QUESTION, "kg-local")
+        kinds = {item.kind for item in result.items}
+        assert {"community", "relationship", "chunk"} <= kinds
+        assert "ilse-marrow.md" in result.passages[:3]
+        index.insert(_docs(sample_path)[3:])  # the layers follow an insert ...
+        relations = index.vectors.count("relations")
+        index.delete("dunmere.md")  # ... and a delete
+        assert index.vectors.count("relations") < relations
+        assert index.layer("communities").pending(index.resources) == []
+        assert "dunmere.md" not in index.retrieve(QUESTION, "kg-local").passages

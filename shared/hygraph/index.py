@@ -513,26 +513,10 @@ class GraphIndex:
         return self.resources.search_chunks(question, k)
 
     def search_vectors(
-        self,
-        collection: str,
-        query: str | np.ndarray,
-        k: int,
-        *,
-        ids: Sequence[str] | None = None,
-        kinds: Sequence[str] | None = None,
+        self, collection: str, query: str | np.ndarray, k: int, **filters: Any
     ) -> list[VectorHit]:
-        """Nearest points of ``collection`` (see :meth:`Resources.search_vectors`)."""
-        return self.resources.search_vectors(collection, query, k, ids=ids, kinds=kinds)
-
-    def upsert_vectors(
-        self,
-        collection: str,
-        ids: Sequence[str],
-        texts: Sequence[str],
-        payloads: Sequence[dict[str, Any]],
-    ) -> None:
-        """Embed ``texts`` and store them under graph ``ids`` in ``collection`` (idempotent)."""
-        self.resources.upsert_vectors(collection, ids, texts, payloads)
+        """Nearest points of ``collection``; ``ids=`` / ``kinds=`` filter (see Resources)."""
+        return self.resources.search_vectors(collection, query, k, **filters)
 
     def delete_vectors(self, collection: str, ids: Sequence[str]) -> None:
         """Drop points of ``collection`` by graph id (a missing collection is fine)."""

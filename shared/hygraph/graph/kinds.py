@@ -20,6 +20,7 @@ class NodeKind(StrEnum):
     ATTRIBUTE = "attribute"  # heterograph A: portrait of an important entity
     HIGH_LEVEL = "high_level"  # heterograph H: a community insight
     OVERVIEW = "overview"  # heterograph O: the title of an H
+    COMMUNITY = "community"  # communities: a Leiden community of entities (one level)
 
 
 class EdgeKind(StrEnum):
@@ -36,6 +37,8 @@ class EdgeKind(StrEnum):
     TEXT = "nr_text"  # heterograph: T (chunk) - S
     SEMANTIC = "nr_semantic"  # heterograph: kNN between embedded T/S/A/H
     UNIT_RELATIONSHIP = "nr_unit_relation"  # heterograph option: R - S (spec 004 §8 #16)
+    IN_COMMUNITY = "in_community"  # communities: entity - community
+    SUBCOMMUNITY = "subcommunity"  # communities: parent community - child community
 
 
 #: The heterograph's structural edges (everything but the kNN edges).
@@ -48,5 +51,7 @@ HETEROGRAPH_STRUCTURAL = (
     EdgeKind.TEXT,
     EdgeKind.UNIT_RELATIONSHIP,
 )
+#: Every edge of the heterograph layer.
+HETEROGRAPH_EDGES = (*HETEROGRAPH_STRUCTURAL, EdgeKind.SEMANTIC)
 #: Edges of layers built on the shared graph (hidden from the framework property graphs).
-LAYER_EDGES = frozenset({*HETEROGRAPH_STRUCTURAL, EdgeKind.SEMANTIC})
+LAYER_EDGES = frozenset({*HETEROGRAPH_EDGES, EdgeKind.IN_COMMUNITY, EdgeKind.SUBCOMMUNITY})

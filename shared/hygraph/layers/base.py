@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -99,6 +99,20 @@ class Layer:
         """Remove the layer so the next update rebuilds it over every chunk."""
         if self.task is not None:
             res.store.clear_progress(self.task)
+
+
+def in_batches(
+    res: Resources, items: Sequence[str], size: int, desc: str | None = None
+) -> Iterator[list[str]]:
+    """``items`` in consecutive lists of at most ``size``, with a progress bar if ``desc``.
+
+    Layers build batch by batch and mark each one done, so a killed build resumes.
+    """
+    starts: Iterable[int] = range(0, len(items), size)
+    if desc is not None:
+        starts = res.bar(starts, total=len(range(0, len(items), size)), desc=desc, unit="batch")
+    for start in starts:
+        yield list(items[start : start + size])
 
 
 def register_layer(cls: type[Layer]) -> type[Layer]:

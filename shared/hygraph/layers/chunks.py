@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hygraph.layers.base import Layer, register_layer
+from hygraph.layers.base import Layer, in_batches, register_layer
 from hygraph.resources import CHUNK_COLLECTION, EMBED_BATCH
 
 if TYPE_CHECKING:
@@ -24,9 +24,7 @@ class ChunkVectors(Layer):
     def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
         dim = res.check_dim()
         res.vectors.ensure_collection(CHUNK_COLLECTION, dim)
-        starts = range(0, len(chunk_ids), EMBED_BATCH)
-        for start in res.bar(starts, total=len(starts), desc="embedding chunks", unit="batch"):
-            batch = list(chunk_ids[start : start + EMBED_BATCH])
+        for batch in in_batches(res, chunk_ids, EMBED_BATCH, "embedding chunks"):
             chunks = res.store.get_chunks(batch)
             texts = res.chunk_texts(batch)
             vectors = res.embedder.embed([texts[c] for c in batch])

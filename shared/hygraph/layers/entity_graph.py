@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hygraph.layers.base import Layer, register_layer
+from hygraph.layers.base import Layer, in_batches, register_layer
 
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
@@ -41,9 +41,7 @@ class EntityGraph(Layer):
 
         builder = EntityGraphBuilder(res.store, llm=res.llm)
         extracted = 0
-        starts = range(0, len(chunk_ids), EXTRACT_BATCH)
-        for start in res.bar(starts, total=len(starts), desc="extracting", unit="batch"):
-            batch = list(chunk_ids[start : start + EXTRACT_BATCH])
+        for batch in in_batches(res, chunk_ids, EXTRACT_BATCH, "extracting"):
             chunks = res.store.get_chunks(batch)
             texts = res.chunk_texts(batch)
             docs = res.store.documents_meta({c.doc_id for c in chunks.values()})

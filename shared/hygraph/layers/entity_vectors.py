@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hygraph.graph.kinds import NodeKind
-from hygraph.layers.base import Layer, LayerConfig, register_layer
+from hygraph.layers.base import Layer, LayerConfig, in_batches, register_layer
 
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
@@ -61,8 +61,7 @@ class EntityVectors(Layer):
     config: EntityVectorsConfig
 
     def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
-        for start in range(0, len(chunk_ids), BUILD_BATCH):
-            batch = list(chunk_ids[start : start + BUILD_BATCH])
+        for batch in in_batches(res, chunk_ids, BUILD_BATCH):
             self.embed(res, chunk_entities(res, batch))
             res.store.mark_done(self.task or "", batch)
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hygraph.layers.base import Layer, LayerConfig, register_layer
+from hygraph.layers.base import Layer, LayerConfig, in_batches, register_layer
 
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult, Node
@@ -46,9 +46,7 @@ class HypergraphLayer(Layer):
         from hygraph.graph.hypergraph import HypergraphBuilder
 
         builder = HypergraphBuilder(res.store)
-        starts = range(0, len(chunk_ids), BUILD_BATCH)
-        for start in res.bar(starts, total=len(starts), desc="hypergraph", unit="batch"):
-            batch = list(chunk_ids[start : start + BUILD_BATCH])
+        for batch in in_batches(res, chunk_ids, BUILD_BATCH, "hypergraph"):
             update = builder.plan(list(res.store.get_extractions(batch).values()))
             builder.write(update)
             self._embed(res, update.nodes)

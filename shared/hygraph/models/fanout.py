@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from hygraph.models.base import LLM, Message
 from hygraph.models.llm import run_sync
@@ -83,15 +84,7 @@ async def acomplete_many(
     return replies
 
 
-def complete_many(
-    llm: LLM,
-    prompts: Sequence[list[Message]],
-    *,
-    desc: str = "llm",
-    progress: bool | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    temperature: float = 0,
-) -> list[Reply]:
+def complete_many(llm: LLM, prompts: Sequence[list[Message]], **options: Any) -> list[Reply]:
     """Send every prompt to ``llm`` concurrently and return the replies in prompt order.
 
     Each entry is the reply's text, or the exception that call raised (returned, never
@@ -107,6 +100,7 @@ def complete_many(
     Args:
         llm: any :class:`~hygraph.models.base.LLM`.
         prompts: one conversation per call; they must not depend on each other's replies.
+        options: those of :func:`acomplete_many`:
         desc: the progress bar's label.
         progress: show the bar (True), hide it (False), or only on a terminal (None).
         concurrency: the most calls in flight at once.
@@ -118,21 +112,14 @@ def complete_many(
         one entry per prompt, in order: the reply text or the exception. ``[]`` for no
         prompts, without starting an event loop.
     """
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    if options.get("concurrency", DEFAULT_CONCURRENCY) < 1:
+        raise ValueError(f"concurrency must be >= 1, got {options['concurrency']}")
     if not prompts:
         return []
 
     async def run() -> list[Reply]:
         try:
-            return await acomplete_many(
-                llm,
-                prompts,
-                desc=desc,
-                progress=progress,
-                concurrency=concurrency,
-                temperature=temperature,
-            )
+            return await acomplete_many(llm, prompts, **options)
         finally:  # the loop ends with this call: release what the model opened on it
             closer: Callable[[], Awaitable[None]] | None = getattr(llm, "aclose", None)
             if closer is not None:

@@ -81,14 +81,14 @@ def bridge_facts(
     from hygraph.graph.hypergraph import Bipartite
 
     graph = Bipartite(res.store)
-    dense = res.search_chunks(state.query, depth)
+    dense = res.search_chunks(state.query_vector(res), depth)
     asked = state.question.casefold()
     hits = [h.id for h in state.relationships]
     seen, used = set(hits), set()
     lists, best = [hits], hits[:top]
     for _ in range(hops):
         ranked = bridge_items(
-            res, FACT_COLLECTION, state.query, best, members_of=graph.entities_of,
+            res, FACT_COLLECTION, state.query_vector(res), best, members_of=graph.entities_of,
             items_of=graph.hyperedges_of, asked=asked, fanout=fanout, seen=seen, used=used,
         )  # fmt: skip
         if not ranked:
@@ -129,10 +129,10 @@ def bridge_units(
     view = graph_view(res.store)
     mentions = view.links(EdgeKind.UNIT_MENTION)
     unit_chunks = view.provenance(NodeKind.UNIT)
-    hits = res.search_vectors(NODE_COLLECTION, state.query, pool)
+    hits = res.search_vectors(NODE_COLLECTION, state.query_vector(res), pool)
     found = [h.id for h in hits if node_type(h.id) == "S"]
     ranked = bridge_items(
-        res, NODE_COLLECTION, state.query, found[:units],
+        res, NODE_COLLECTION, state.query_vector(res), found[:units],
         members_of=lambda u: mentions.out.get(u, ()),
         items_of=lambda e: mentions.into.get(e, []),
         asked=state.question.casefold(), fanout=fanout, seen=set(found), used=set(),

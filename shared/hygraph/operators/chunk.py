@@ -102,7 +102,7 @@ def walk(
     """
     from hygraph.operators.walks import fact_walk
 
-    hits = res.search_chunks(state.query, state.top_k) if dense else []
+    hits = res.search_chunks(state.query_vector(res), state.top_k) if dense else []
     ranked = fact_walk(
         res, state.nodes, state.relationships, [(h.id, h.score) for h in hits],
         damping=damping, chunk_seed=chunk_seed, mentions=mentions,

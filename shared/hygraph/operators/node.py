@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hygraph.operators.registry import operator
-from hygraph.operators.scoring import scored_search
+from hygraph.operators.scoring import scored_vdb
 from hygraph.retrieval.evidence import Evidence
 
 if TYPE_CHECKING:
@@ -15,29 +15,21 @@ if TYPE_CHECKING:
 ENTITY_COLLECTION = "entities"  # the entity-vectors layer's collection
 
 
-@operator("node.vdb", needs=("entity-vectors",))
-def vdb(
-    res: Resources,
-    state: State,
-    *,
-    k: int = 60,
-    threshold: float = 0.0,
-    full: float = 1.0,
-    pool: int = 1,
-    threshold_on: str = "product",
-    use_scores: str = "false",
-) -> None:
-    """Entities nearest to the question's keywords joined (or the question), scored.
+def _keywords(res: Resources, state: State) -> str:
+    return ", ".join(state.keywords) if state.keywords else state.question
 
-    Each candidate's cosine is multiplied by its importance out of ``full`` (when
-    ``use_scores`` says so) and kept above ``threshold``; ``pool`` × k candidates are
-    re-ranked (HyperGraphRAG's entity retrieval R_V).
-    """
-    query = ", ".join(state.keywords) if state.keywords else state.question
-    state.nodes = scored_search(
-        res, ENTITY_COLLECTION, query, k=k, pool=pool, threshold=threshold, full=full,
-        threshold_on=threshold_on, use_scores=use_scores,
-    )  # fmt: skip
+
+vdb = operator("node.vdb", needs=("entity-vectors",))(
+    scored_vdb(
+        ENTITY_COLLECTION, "nodes", _keywords,
+        """Entities nearest to the question's keywords joined (or the question), scored.
+
+        Each candidate's cosine is multiplied by its importance out of ``full`` (when
+        ``use_scores`` says so) and kept above ``threshold``; ``pool`` × k candidates are
+        re-ranked (HyperGraphRAG's entity retrieval R_V).
+        """,
+    )
+)  # fmt: skip
 
 
 @operator("node.evidence", needs=("entity-graph",))
@@ -80,10 +72,10 @@ def entries(res: Resources, state: State, *, k: int = 10, types: str = "T+S+A+H"
     wanted = node_types(types, "TSAH")
     hits: list[tuple[str, float]] = []
     if "T" in wanted:
-        hits += [(h.id, h.score) for h in res.search_chunks(state.query, k)]
+        hits += [(h.id, h.score) for h in res.search_chunks(state.query_vector(res), k)]
     kinds = sorted(set(wanted) - {"T"})
     if kinds:
-        pool = res.search_vectors(NODE_COLLECTION, state.query, k, kinds=kinds)
+        pool = res.search_vectors(NODE_COLLECTION, state.query_vector(res), k, kinds=kinds)
         hits += [(h.id, h.score) for h in pool]
     hits.sort(key=lambda h: (-h[1], h[0]))
     state.nodes = [Scored(i, s, cosine=s) for i, s in hits[:k]]

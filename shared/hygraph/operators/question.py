@@ -25,8 +25,7 @@ MODES = ("auto", "llm", "offline", "question")
 @operator("question.embed")
 def embed(res: Resources, state: State) -> None:
     """The question's query vector (embedded once, read by every later vector step)."""
-    if state.query is None:
-        state.query = res.embed_query(state.question)
+    state.query_vector(res)
 
 
 @operator("question.entities")

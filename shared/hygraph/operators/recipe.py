@@ -95,7 +95,9 @@ def validate(steps: Sequence[Step], layers: Sequence[str], config: Any) -> None:
         if required:
             raise ConfigError(f"{where}: missing parameter(s) {', '.join(required)}")
         resolve(step.params, config, None, n, step.op)
-        applies(step.when, config, n, step.op)
+        for clause in (step.when or "").split("&"):  # every clause, not only until one fails
+            if clause.strip():
+                _clause(clause.strip(), config, n, step.op)
 
 
 def run(res: Resources, state: State, steps: Sequence[Step], config: Any) -> State:

@@ -25,6 +25,7 @@ OPERATOR_MODULES = (
     "hygraph.operators.chunk",
     "hygraph.operators.bridge",
     "hygraph.operators.subgraph",
+    "hygraph.operators.community",
     "hygraph.operators.merge",
 )
 

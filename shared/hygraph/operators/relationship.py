@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hygraph.operators.registry import operator
-from hygraph.operators.scoring import scored_search
+from hygraph.operators.scoring import scored_vdb
 from hygraph.retrieval.evidence import Evidence
 
 if TYPE_CHECKING:
@@ -16,24 +16,12 @@ if TYPE_CHECKING:
 FACT_COLLECTION = "facts"  # the hypergraph layer's collection
 
 
-@operator("relationship.vdb", needs=("hypergraph",))
-def vdb(
-    res: Resources,
-    state: State,
-    *,
-    k: int = 60,
-    threshold: float = 0.0,
-    full: float = 1.0,
-    pool: int = 1,
-    threshold_on: str = "product",
-    use_scores: str = "false",
-) -> None:
-    """Facts nearest to the question vector, scored like ``node.vdb`` (HyperGraphRAG's R_H)."""
-    query = state.query if state.query is not None else state.question
-    state.relationships = scored_search(
-        res, FACT_COLLECTION, query, k=k, pool=pool, threshold=threshold, full=full,
-        threshold_on=threshold_on, use_scores=use_scores,
-    )  # fmt: skip
+vdb = operator("relationship.vdb", needs=("hypergraph",))(
+    scored_vdb(
+        FACT_COLLECTION, "relationships", lambda res, state: state.query_vector(res),
+        """Facts nearest to the question vector, scored like ``node.vdb`` (HyperGraphRAG R_H).""",
+    )
+)  # fmt: skip
 
 
 @operator("relationship.onehop", needs=("hypergraph",))
@@ -96,3 +84,77 @@ def _fact_evidence(
         )
         for f in kept
     ]
+
+
+RELATION_COLLECTION = "relations"  # the relation-vectors layer's collection
+
+
+@operator("relationship.relation_vdb", needs=("relation-vectors",))
+def relation_vdb(res: Resources, state: State, *, k: int = 20) -> None:
+    """Relation edges nearest to the question vector (LightRAG's global keywords search)."""
+    from hygraph.graph.kinds import EdgeKind
+    from hygraph.operators.state import Scored
+
+    hits = res.search_vectors(RELATION_COLLECTION, state.query_vector(res), k)
+    state.relationships = [
+        Scored(h.id, h.score, cosine=h.score,
+               data={"kind": EdgeKind.RELATION, "members": tuple(h.id.split("|", 1))})
+        for h in hits
+    ]  # fmt: skip
+
+
+@operator("relationship.of_nodes", needs=("entity-graph",))
+def of_nodes(res: Resources, state: State, *, k: int = 30) -> None:
+    """One-hop relationships of the retrieved nodes: relation edges and n-ary facts alike.
+
+    Each relationship scores the summed value of the retrieved nodes it joins, so one
+    joining two retrieved entities comes before one reaching out from a single entity.
+    """
+    from hygraph.graph.view import graph_view
+    from hygraph.operators.state import Scored
+
+    view = graph_view(res.store)
+    found: dict[str, Scored] = {}
+    for hit in state.nodes:
+        for rel in view.relationships(hit.id):
+            key = rel.id if rel.kind != "relation" else "|".join(sorted(rel.members))
+            item = found.setdefault(key, Scored(rel.id, 0.0, data={
+                "kind": str(rel.kind), "members": rel.members}))  # fmt: skip
+            item.value += hit.value
+    ranked = sorted(found.values(), key=lambda s: (-s.value, s.id))
+    state.relationships = ranked[:k]
+
+
+@operator("relationship.evidence", needs=("entity-graph",))
+def relationship_evidence(res: Resources, state: State, *, into: str = "relationships") -> None:
+    """Evidence for the relationships: relations as ``source label target``, facts as stated.
+
+    A fact shows its members' names; each item cites the chunks it came from.
+    """
+    from hygraph.graph.kinds import EdgeKind
+
+    ids = {m for r in state.relationships for m in r.data.get("members", ())}
+    names = {i: (n.name or i) for i, n in res.store.get_nodes(ids).items()}
+    keys = [(*r.data["members"], EdgeKind.RELATION) for r in state.relationships
+            if r.data.get("kind") == EdgeKind.RELATION]  # fmt: skip
+    edges = res.store.get_edges(keys)
+    facts = res.store.get_nodes(
+        r.id for r in state.relationships if r.data.get("kind") != "relation"
+    )
+    out = []
+    for r in state.relationships:
+        members = [names.get(m, m) for m in r.data.get("members", ())]
+        if r.data.get("kind") == EdgeKind.RELATION:
+            edge = edges.get((*r.data["members"], EdgeKind.RELATION))
+            if edge is None:
+                continue
+            text = f"{members[0]} {edge.data.get('label') or 'related to'} {members[1]}"
+            sources = tuple(edge.data.get("entries", {}))
+        elif r.id in facts:
+            text = f"{facts[r.id].text} [entities: {' | '.join(members)}]"
+            sources = tuple(facts[r.id].sources)
+        else:
+            continue
+        out.append(Evidence("relationship", text, r.value, sources, id=r.id,
+                            metadata={"members": members, "kind": r.data.get("kind")}))  # fmt: skip
+    state.evidence[into] = out

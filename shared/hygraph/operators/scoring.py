@@ -8,13 +8,14 @@ counts as fully scored, so the thresholds become cosine thresholds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from hygraph.errors import ConfigError
 from hygraph.operators.state import Scored
 
 if TYPE_CHECKING:
+    from hygraph.operators.state import State
     from hygraph.resources import Resources
 
 THRESHOLD_MODES = ("product", "llm_score", "cosine")
@@ -83,3 +84,33 @@ def scored_search(
         scored, full=full, threshold=threshold, k=k, threshold_on=threshold_on,
         use_scores=uses_scores(res, use_scores),
     )  # fmt: skip
+
+
+def scored_vdb(
+    collection: str, slot: str, query_of: Callable[[Any, State], Any], doc: str
+) -> Callable:
+    """An operator searching ``collection`` with :func:`scored_search` into ``state.<slot>``.
+
+    ``query_of(res, state)`` gives the query (text or vector). Entity and fact retrieval
+    differ only in these three things, so they share this one body.
+    """
+
+    def search(
+        res: Resources,
+        state: State,
+        *,
+        k: int = 60,
+        threshold: float = 0.0,
+        full: float = 1.0,
+        pool: int = 1,
+        threshold_on: str = "product",
+        use_scores: str = "false",
+    ) -> None:
+        found = scored_search(
+            res, collection, query_of(res, state), k=k, pool=pool, threshold=threshold,
+            full=full, threshold_on=threshold_on, use_scores=use_scores,
+        )  # fmt: skip
+        setattr(state, slot, found)
+
+    search.__doc__ = doc
+    return search

@@ -76,6 +76,12 @@ class State:
     context: Context = field(default_factory=Context)
     trace: list[TraceStep] = field(default_factory=list)
 
+    def query_vector(self, res: Any) -> np.ndarray:
+        """The question's vector, embedded on first use (``question.embed`` does it early)."""
+        if self.query is None:
+            self.query = res.embed_query(self.question)
+        return self.query
+
     def sizes(self) -> dict[str, int]:
         """How many items each slot holds (the trace reports the growth per step)."""
         out = {

@@ -1,4 +1,8 @@
-"""Leiden communities for NodeRAG's aggregation step (spec 004, §3.3 step 1; §8 item 12).
+"""Leiden communities: NodeRAG's single level, and the hierarchy GraphRAG-style methods use.
+
+:func:`hierarchical_communities` is the community hierarchy (graspologic's native
+hierarchical Leiden) that the communities layer stores. The rest of this docstring is
+about NodeRAG's aggregation step (spec 004, §3.3 step 1; §8 item 12).
 
 NodeRAG partitions G2 (S, N, R, A nodes) into communities once, at a single
 level, and asks the LLM for high-level elements per community. The paper names
@@ -87,3 +91,40 @@ def leiden_communities(
     """
     pairs = _unique_edges(set(nodes), edges, weighted)
     return _renumber(nodes, _run_leiden(pairs, resolution, seed))
+
+
+def hierarchical_communities(
+    edges: Iterable[tuple[str, str, float]],
+    *,
+    max_cluster_size: int = 10,
+    resolution: float = 1.0,
+    seed: int = 0,
+    weighted: bool = True,
+) -> list[tuple[str, int, int, int | None]]:
+    """Hierarchical Leiden (graspologic's native core): ``(node, level, cluster, parent)``.
+
+    Level 0 partitions the whole graph; every cluster larger than ``max_cluster_size``
+    is split again at the next level, its sub-clusters naming it as parent (GraphRAG's
+    community hierarchy; 10 is its default size). Weighted by the largest weight given
+    for each pair (our choice: relation strength matters); deterministic for a seed.
+    Isolated nodes are not in the result.
+    """
+    edges = list(edges)
+    pairs = _unique_edges({n for u, v, _ in edges for n in (u, v)}, edges, weighted)
+    if not pairs:
+        return []
+    import graspologic_native as gn
+
+    found = gn.hierarchical_leiden(
+        [(u, v, w) for (u, v), w in sorted(pairs.items())],
+        resolution=resolution,
+        max_cluster_size=max_cluster_size,
+        seed=seed,
+        use_modularity=True,
+        iterations=1,
+    )
+    out = []
+    for c in found:
+        parent = None if c.parent_cluster is None else int(c.parent_cluster)
+        out.append((str(c.node), int(c.level), int(c.cluster), parent))
+    return sorted(out, key=lambda row: (row[1], row[2], row[0]))

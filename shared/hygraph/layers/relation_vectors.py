@@ -1,0 +1,91 @@
+"""``relation-vectors``: one vector per relation edge of the entity graph (``relations``).
+
+A relation is embedded as ``"source label target: descriptions"`` (the textual-KG
+relationship of LightRAG and GraphRAG local search), under the id ``"source|target"``
+of its two entity ids. Relations named by new chunks are embedded again (their label
+and descriptions may have grown; the embedding cache makes unchanged ones free). The
+ids of embedded relations are kept as the progress items of ``relation-vectors:ids``,
+so a delete can drop the vectors of relations that left the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from hygraph.graph.kinds import EdgeKind
+from hygraph.layers.base import Layer, in_batches, register_layer
+
+if TYPE_CHECKING:
+    from hygraph.graph.store import DeleteResult
+    from hygraph.resources import Resources
+
+RELATION_COLLECTION = "relations"
+IDS_TASK = "relation-vectors:ids"
+BUILD_BATCH = 256
+
+
+def relation_id(src: str, dst: str) -> str:
+    return f"{src}|{dst}"
+
+
+def relation_text(src_name: str, label: str, dst_name: str, descriptions: Iterable[str]) -> str:
+    """What a relation is embedded as (and shown as)."""
+    head = f"{src_name} {label or 'related to'} {dst_name}"
+    body = "; ".join(dict.fromkeys(d.strip() for d in descriptions if d and d.strip()))
+    return f"{head}: {body}" if body else head
+
+
+@register_layer
+class RelationVectors(Layer):
+    name = "relation-vectors"
+    description = "relation vectors ('source label target: descriptions') in 'relations'"
+    requires = ("entity-graph",)
+    collections = (RELATION_COLLECTION,)
+    task = "layer:relation-vectors"
+
+    def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
+        from hygraph.graph.entity_graph import entity_node_id
+
+        for batch in in_batches(res, chunk_ids, BUILD_BATCH, "relation vectors"):
+            keys = {
+                (entity_node_id(r.source_key), entity_node_id(r.target_key), EdgeKind.RELATION)
+                for ex in res.store.get_extractions(batch).values()
+                for r in ex.relations
+                if r.source_key and r.target_key
+            }
+            self.embed(res, sorted(keys))
+            res.store.mark_done(self.task or "", batch)
+
+    def embed(self, res: Resources, keys: Sequence[tuple[str, str, str]]) -> None:
+        """Embed the relation edges ``keys`` as they are now (missing ones are skipped)."""
+        edges = res.store.get_edges(keys)
+        names = {n.id: n.name or n.id for n in res.store.get_nodes(
+            {e for k in edges for e in k[:2]}).values()}  # fmt: skip
+        ids, texts = [], []
+        for (src, dst, _), edge in sorted(edges.items()):
+            entries = edge.data.get("entries", {})
+            described = [item[1] for items in entries.values() for item in items if len(item) > 1]
+            label = str(edge.data.get("label", ""))
+            ids.append(relation_id(src, dst))
+            texts.append(relation_text(names.get(src, src), label, names.get(dst, dst), described))
+        payloads = [{"kind": "relation"} for _ in ids]
+        res.upsert_vectors(RELATION_COLLECTION, ids, texts, payloads)
+        res.store.mark_done(IDS_TASK, ids)
+
+    def delete(self, res: Resources, removed: DeleteResult) -> None:
+        current = {relation_id(s, d) for s, d, _ in res.store.edge_rows([EdgeKind.RELATION])}
+        embedded = res.store.done_items(IDS_TASK)
+        res.delete_vectors(RELATION_COLLECTION, sorted(embedded - current))
+        with res.store.transaction():
+            res.store.clear_progress(IDS_TASK)
+            res.store.mark_done(IDS_TASK, sorted(embedded & current))
+        touched = set(removed.touched_node_ids)
+        keys = [(s, d, EdgeKind.RELATION) for s, d, _ in res.store.edge_rows([EdgeKind.RELATION])
+                if s in touched or d in touched]  # fmt: skip
+        self.embed(res, keys)
+
+    def reset(self, res: Resources) -> None:
+        res.delete_vectors(RELATION_COLLECTION, sorted(res.store.done_items(IDS_TASK)))
+        res.store.clear_progress(IDS_TASK)
+        super().reset(res)
