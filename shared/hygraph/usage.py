@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 _current_stage: contextvars.ContextVar[str] = contextvars.ContextVar(
     "hygraph_stage", default="other"
@@ -36,8 +36,8 @@ class StageUsage:
     embeddings_cached: int = 0
 
     def add(self, other: StageUsage) -> None:
-        for name, value in asdict(other).items():
-            setattr(self, name, getattr(self, name) + value)
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 @dataclass
@@ -99,6 +99,14 @@ class UsageTracker:
             for usage in self.stages.values():
                 out.add(usage)
         return out
+
+    def llm_totals(self) -> tuple[int, int]:
+        """LLM calls and tokens (prompt + completion) over all stages: a cheap snapshot
+        that a query's trace takes around every step."""
+        with self._lock:
+            calls = sum(u.llm_calls for u in self.stages.values())
+            tokens = sum(u.prompt_tokens + u.completion_tokens for u in self.stages.values())
+        return calls, tokens
 
     def report(self) -> dict:
         """A JSON-serialisable report: per stage and in total."""

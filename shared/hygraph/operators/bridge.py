@@ -124,9 +124,8 @@ def bridge_units(
     """
     from hygraph.graph.heterograph import node_type
     from hygraph.graph.kinds import EdgeKind, NodeKind
-    from hygraph.graph.view import graph_view
 
-    view = graph_view(res.store)
+    view = state.view(res)
     mentions = view.links(EdgeKind.UNIT_MENTION)
     unit_chunks = view.provenance(NodeKind.UNIT)
     hits = res.search_vectors(NODE_COLLECTION, state.query_vector(res), pool)

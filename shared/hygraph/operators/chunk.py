@@ -104,7 +104,7 @@ def walk(
 
     hits = res.search_chunks(state.query_vector(res), state.top_k) if dense else []
     ranked = fact_walk(
-        res, state.nodes, state.relationships, [(h.id, h.score) for h in hits],
+        res, state.view(res), state.nodes, state.relationships, [(h.id, h.score) for h in hits],
         damping=damping, chunk_seed=chunk_seed, mentions=mentions,
     )  # fmt: skip
     state.chunks = ranked

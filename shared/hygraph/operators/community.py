@@ -23,9 +23,8 @@ if TYPE_CHECKING:
 @operator("community.of_nodes", needs=("communities",))
 def of_nodes(res: Resources, state: State, *, k: int = 5, level: int = -1) -> None:
     """Communities holding the retrieved entities, by how many they hold (``level`` -1: any)."""
-    from hygraph.graph.view import graph_view
 
-    membership = graph_view(res.store).links(EdgeKind.IN_COMMUNITY).out
+    membership = state.view(res).links(EdgeKind.IN_COMMUNITY).out
     count: dict[str, int] = {}
     for hit in state.nodes:
         for cid in membership.get(hit.id, []):

@@ -90,9 +90,8 @@ def exact(res: Resources, state: State, *, equal: bool = False) -> None:
     """
     from hygraph.graph.algorithms.exact_match import ExactMatcher
     from hygraph.graph.kinds import NodeKind
-    from hygraph.graph.view import graph_view
 
-    view = graph_view(res.store)
+    view = state.view(res)
     kinds = (NodeKind.ENTITY, NodeKind.OVERVIEW)
     matcher = view.memo(("matcher", kinds), lambda: ExactMatcher(view.names(kinds)))
     state.subgraph["exact"] = matcher.match(state.keywords, equal=equal)

@@ -108,21 +108,15 @@ def run(res: Resources, state: State, steps: Sequence[Step], config: Any) -> Sta
         op = get_operator(step.op)
         params = resolve(step.params, config, state, n, step.op)
         before = state.sizes()
-        usage = res.tracker.total()
+        calls, tokens = res.tracker.llm_totals()
         start = time.perf_counter()
         op.fn(res, state, **params)
-        after_usage = res.tracker.total()
+        seconds = time.perf_counter() - start
+        calls_after, tokens_after = res.tracker.llm_totals()
         after = state.sizes()
+        added = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
         state.trace.append(
-            TraceStep(
-                step.op,
-                params,
-                seconds=time.perf_counter() - start,
-                llm_calls=after_usage.llm_calls - usage.llm_calls,
-                tokens=(after_usage.prompt_tokens + after_usage.completion_tokens)
-                - (usage.prompt_tokens + usage.completion_tokens),
-                added={k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)},
-            )
+            TraceStep(step.op, params, seconds, calls_after - calls, tokens_after - tokens, added)
         )
     return state
 

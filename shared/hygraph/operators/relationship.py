@@ -110,10 +110,9 @@ def of_nodes(res: Resources, state: State, *, k: int = 30) -> None:
     Each relationship scores the summed value of the retrieved nodes it joins, so one
     joining two retrieved entities comes before one reaching out from a single entity.
     """
-    from hygraph.graph.view import graph_view
     from hygraph.operators.state import Scored
 
-    view = graph_view(res.store)
+    view = state.view(res)
     found: dict[str, Scored] = {}
     for hit in state.nodes:
         for rel in view.relationships(hit.id):

@@ -75,12 +75,25 @@ class State:
     evidence: dict[str, list[Evidence]] = field(default_factory=dict)
     context: Context = field(default_factory=Context)
     trace: list[TraceStep] = field(default_factory=list)
+    _view: Any = field(default=None, repr=False)
 
     def query_vector(self, res: Any) -> np.ndarray:
         """The question's vector, embedded on first use (``question.embed`` does it early)."""
         if self.query is None:
             self.query = res.embed_query(self.question)
         return self.query
+
+    def view(self, res: Any) -> Any:
+        """The store's :class:`~hygraph.graph.view.GraphView`, looked up once per query.
+
+        (The lookup checks the store's version, a few SQL counts; every step of one query
+        reads the same version.)
+        """
+        if self._view is None:
+            from hygraph.graph.view import graph_view
+
+            self._view = graph_view(res.store)
+        return self._view
 
     def sizes(self) -> dict[str, int]:
         """How many items each slot holds (the trace reports the growth per step)."""

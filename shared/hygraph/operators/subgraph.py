@@ -55,9 +55,8 @@ def shallow_ppr(
     turns N into its A and O into its H; ``mass`` also sums each chunk's walk mass.
     """
     from hygraph.graph.algorithms.ppr import shallow_ppr as walk
-    from hygraph.graph.view import graph_view
 
-    graph, types = heterograph(graph_view(res.store), semantic_edges)
+    graph, types = heterograph(state.view(res), semantic_edges)
     seeds: dict[int, float] = {}
     for hit in state.nodes:
         if hit.id in graph.position:
@@ -72,7 +71,7 @@ def shallow_ppr(
                   transposed=transposed)  # fmt: skip
     _pick(res, state, graph, types, scores, dict(quotas or {}), expand)
     if mass:
-        state.rankings["walk"] = _chunk_mass(res, graph, types, scores)
+        state.rankings["walk"] = _chunk_mass(state, res, graph, types, scores)
 
 
 def _pick(
@@ -85,9 +84,8 @@ def _pick(
     expand: bool,
 ) -> None:
     """Cross nodes by descending score within each type's quota (spec §4.3)."""
-    from hygraph.graph.view import graph_view
 
-    view = graph_view(res.store)
+    view = state.view(res)
     attributes = view.links(EdgeKind.ATTRIBUTE_OF).out
     elements = view.links(EdgeKind.TITLE).into
     entries = [h.id for h in state.nodes]
@@ -117,12 +115,10 @@ def _pick(
 
 
 def _chunk_mass(
-    res: Resources, graph: WalkGraph, types: np.ndarray, scores: np.ndarray
+    state: State, res: Resources, graph: WalkGraph, types: np.ndarray, scores: np.ndarray
 ) -> list[str]:
     """Chunks by walk mass: a chunk's own score plus its units' (best first)."""
-    from hygraph.graph.view import graph_view
-
-    unit_chunks = graph_view(res.store).provenance(NodeKind.UNIT)
+    unit_chunks = state.view(res).provenance(NodeKind.UNIT)
     mass: dict[str, float] = {}
     for pos in np.flatnonzero(scores):
         kind, node_id = types[pos], graph.ids[pos]

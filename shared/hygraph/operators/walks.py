@@ -10,12 +10,14 @@ import numpy as np
 from hygraph.graph.kinds import EdgeKind, NodeKind
 
 if TYPE_CHECKING:
+    from hygraph.graph.view import GraphView
     from hygraph.operators.state import Scored
     from hygraph.resources import Resources
 
 
 def fact_walk(
     res: Resources,
+    view: GraphView,
     entities: Sequence[Scored],
     facts: Sequence[Scored],
     dense: Sequence[tuple[str, float]],
@@ -30,10 +32,9 @@ def fact_walk(
     With no seed in the graph the dense ranking is returned as it is.
     """
     from hygraph.graph.algorithms.ppr import personalized_pagerank
-    from hygraph.graph.view import graph_view
 
     kinds = [EdgeKind.INCIDENCE, EdgeKind.MENTION] if mentions else [EdgeKind.INCIDENCE]
-    graph = graph_view(res.store).walk_graph(kinds, weighted=False, provenance_of=[NodeKind.FACT])
+    graph = view.walk_graph(kinds, weighted=False, provenance_of=[NodeKind.FACT])
     seeds: dict[int, float] = {}
     groups = [
         ([(h.id, h.value) for h in entities], 1.0),
