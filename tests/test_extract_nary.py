@@ -511,7 +511,9 @@ def test_nary_extraction_builds_the_hypergraph_with_llm_scores(tmp_path, minilm)
 
     llm = ScriptedLLM([TWO_FACTS, '{"entities": ["Ilse Marrow"]}'])
     nary = NaryLLMExtractor(llm, gleaning=0, baseline=SilentBaseline())
-    index = GraphIndex(tmp_path / "idx", extractor=nary, llm=llm, progress=False)
+    index = GraphIndex(
+        tmp_path / "idx", extractor=nary, llm=llm, progress=False, llm_in_retrieval=True
+    )
     text = (
         "The Tovan Orchestra premiered Ilse Marrow's Second Symphony in Kellbury in 1974. "
         "In 1980 Marrow conducted the orchestra on its tour of Ardenne."

@@ -677,7 +677,9 @@ class AnsweringLLM:
 def test_answer_reads_the_answer_tags(tmp_path, minilm):
     llm = AnsweringLLM()
     extractor = ScriptedExtractor(SCRIPT)
-    with GraphIndex(tmp_path / "idx", llm=llm, extractor=extractor, progress=False) as index:
+    with GraphIndex(
+        tmp_path / "idx", llm=llm, extractor=extractor, progress=False, llm_in_retrieval=True
+    ) as index:
         index.insert(DOCS, methods=["hypergraph"])
         question = "In what year was the Corran Point Lighthouse built?"
         result = index.query(question, "hypergraph", answer=True)
@@ -704,15 +706,18 @@ class FailingLLM(AnsweringLLM):
         raise ModelError("scripted-answerer: timed out after 3 attempts")
 
 
-def test_question_entities_fall_back_to_the_question_when_the_llm_fails(tmp_path, minilm, caplog):
+def test_question_entities_fall_back_to_the_offline_rules_when_the_llm_fails(
+    tmp_path, minilm, caplog
+):
     extractor = ScriptedExtractor(SCRIPT)
     with GraphIndex(
-        tmp_path / "idx", llm=FailingLLM(), extractor=extractor, progress=False
-    ) as index:
+        tmp_path / "idx", llm=FailingLLM(), extractor=extractor, progress=False,
+        llm_in_retrieval=True,
+    ) as index:  # fmt: skip
         index.insert(DOCS, methods=["hypergraph"])
         with caplog.at_level("WARNING", logger="hygraph"):
             result = index.query(WHO_BUILT, "hypergraph")
-    assert "using the question" in caplog.text
+    assert "using the offline rules" in caplog.text
     assert BUILT_1819 in {i.metadata.get("statement") for i in by_kind(result, "fact")}
 
 

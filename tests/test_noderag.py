@@ -497,7 +497,9 @@ class ScriptedLLM:
 
 def test_llm_writes_attributes_and_insights_with_fallbacks(tmp_path, minilm):
     llm = ScriptedLLM()
-    with GraphIndex(tmp_path / "idx", embedder=minilm, llm=llm, progress=False) as index:
+    with GraphIndex(
+        tmp_path / "idx", embedder=minilm, llm=llm, progress=False, llm_in_retrieval=True
+    ) as index:
         index.insert(_docs(*DOCS), methods=["noderag"])
         attrs = index.store.nodes_of_kind("attribute")
         assert attrs and all(

@@ -162,7 +162,12 @@ def make_manifest(extractor: str = "offline") -> Manifest:
 
 
 def make_resources(
-    world: World, path: Path, *, llm: Any = None, extractor: str = "offline"
+    world: World,
+    path: Path,
+    *,
+    llm: Any = None,
+    extractor: str = "offline",
+    llm_in_retrieval: bool = True,
 ) -> Resources:
     path.mkdir(parents=True, exist_ok=True)
     return Resources(
@@ -175,6 +180,7 @@ def make_resources(
         tracker=UsageTracker(),
         progress=False,
         cache_dir=path / "cache",
+        llm_in_retrieval=llm_in_retrieval,
     )
 
 
@@ -337,6 +343,49 @@ def test_question_entities_from_the_llm(world, tmp_path, monkeypatch, mode):
     assert len(llm.calls) == 1
     assert "Whom did Ilsa Quorn marry?" in llm.calls[0][0][-1]["content"]
     assert llm.calls[0][1] == {"temperature": 0}
+
+
+@covers("question.entities")
+def test_question_entities_are_llm_free_unless_asked(world, tmp_path, monkeypatch):
+    """An index with an LLM for answers keeps retrieval LLM-free: ``auto`` uses the offline
+    rules unless the index was opened with ``llm_in_retrieval=True``; ``llm`` still asks."""
+    monkeypatch.delenv("OPENAI_MODEL", raising=False)
+    llm = ScriptedLLM(['{"entities": ["Teodor Vance"]}'])
+    res = make_resources(world, tmp_path, llm=llm, llm_in_retrieval=False)
+    state = State("Whom did Ilsa Quorn marry?", 3)
+    op("question.entities", res, state, mode="auto")
+    assert state.keywords == ["Ilsa Quorn"] and llm.calls == []
+    op("question.entities", res, state, mode="llm")
+    assert state.keywords == ["Teodor Vance"] and len(llm.calls) == 1
+
+
+@covers("question.entities")
+def test_question_entities_time_out_to_the_offline_rules(world, tmp_path, monkeypatch, caplog):
+    """A retrieval-time LLM that hangs is abandoned after ``retrieval_timeout`` seconds."""
+    import asyncio
+    import time as _time
+
+    class Hanging(ScriptedLLM):
+        """Test double: an LLM whose every call hangs for two seconds."""
+
+        async def acomplete(self, messages, **params):
+            await asyncio.sleep(2)
+            return await super().acomplete(messages, **params)
+
+        def complete(self, messages, **params):
+            _time.sleep(2)
+            return super().complete(messages, **params)
+
+    monkeypatch.delenv("OPENAI_MODEL", raising=False)
+    res = make_resources(world, tmp_path, llm=Hanging(['{"entities": ["X"]}']))
+    res.retrieval_timeout = 0.2
+    state = State("Whom did Ilsa Quorn marry?", 3)
+    start = _time.perf_counter()
+    with caplog.at_level("WARNING", logger="hygraph"):
+        op("question.entities", res, state, mode="auto")
+    assert _time.perf_counter() - start < 1.5
+    assert state.keywords == ["Ilsa Quorn"]
+    assert "did not answer within 0.2 s" in caplog.text and "offline rules" in caplog.text
 
 
 @covers("question.entities")

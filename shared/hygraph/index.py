@@ -128,6 +128,10 @@ class GraphIndex:
             the embedded Qdrant Edge under ``<path>/qdrant``.
         chunk_size, chunk_overlap: token window for new indexes (papers: 1200/100).
         progress: progress bars (None: only on a terminal).
+        llm_in_retrieval: let retrieval ask the LLM (for question entities). By default
+            retrieval is LLM-free: the LLM builds (LLM extraction, summaries) and answers,
+            and a query's cost and latency do not depend on it. A retrieval-time call that
+            fails or takes over 20 s falls back to the offline rules with a warning.
     """
 
     def __init__(
@@ -145,6 +149,7 @@ class GraphIndex:
         chunk_overlap: int | None = None,
         progress: bool | None = None,
         create: bool = True,
+        llm_in_retrieval: bool = False,
     ):
         self.path = Path(path).expanduser()
         self.progress = progress
@@ -191,6 +196,7 @@ class GraphIndex:
             extractor=extractor
             if extractor is not None and not isinstance(extractor, str)
             else None,
+            llm_in_retrieval=llm_in_retrieval,
         )
         if not manifest_path.exists():
             self.manifest.save(self.path)
@@ -517,6 +523,23 @@ class GraphIndex:
     ) -> list[VectorHit]:
         """Nearest points of ``collection``; ``ids=`` / ``kinds=`` filter (see Resources)."""
         return self.resources.search_vectors(collection, query, k, **filters)
+
+    def documents_matching(self, filters: dict[str, Any]) -> list[str]:
+        """Ids of the documents whose metadata match every filter (see :func:`match_filters`).
+
+        Keys are document metadata keys, plus ``doc_id``, ``title`` and ``source``.
+        """
+        from hygraph.filters import match_filters
+
+        return [
+            doc_id
+            for doc_id, meta in self.store.document_metadata().items()
+            if match_filters(meta, filters)
+        ]
+
+    def chunks_matching(self, filters: dict[str, Any]) -> set[str]:
+        """Ids of the chunks of the documents that match ``filters``."""
+        return set(self.store.chunk_ids_of(self.documents_matching(filters)))
 
     def delete_vectors(self, collection: str, ids: Sequence[str]) -> None:
         """Drop points of ``collection`` by graph id (a missing collection is fine)."""

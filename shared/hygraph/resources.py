@@ -37,6 +37,8 @@ CHUNK_COLLECTION = "chunks"
 EMBED_BATCH = 256
 #: LLM calls in flight at once in a fan-out (the OpenAI client bounds its own too).
 LLM_CONCURRENCY = 8
+#: Seconds a retrieval-time LLM call may take before retrieval goes on without it.
+RETRIEVAL_LLM_TIMEOUT = 20.0
 
 
 class Resources:
@@ -53,6 +55,10 @@ class Resources:
         progress: progress bars (None: only on a terminal).
         cache_dir: where the embedding and LLM caches live.
         extractor: an extractor object that overrides the manifest's extractor spec.
+        llm_in_retrieval: let retrieval steps ask the LLM (question entities); by default
+            retrieval is LLM-free and the LLM serves builds and answers only.
+        retrieval_timeout: seconds a retrieval-time LLM call may take before the step
+            falls back to its LLM-free path.
     """
 
     def __init__(
@@ -68,6 +74,8 @@ class Resources:
         progress: bool | None,
         cache_dir: Path,
         extractor: Any = None,
+        llm_in_retrieval: bool = False,
+        retrieval_timeout: float = RETRIEVAL_LLM_TIMEOUT,
     ):
         self.path = path
         self.store = store
@@ -83,6 +91,8 @@ class Resources:
         self._llm_spec = llm
         self._llm: LLM | None = None
         self.extractor_override = extractor
+        self.llm_in_retrieval = llm_in_retrieval
+        self.retrieval_timeout = retrieval_timeout
         self._extractor: Any = None
 
     # -- models -------------------------------------------------------------------------
@@ -116,6 +126,36 @@ class Resources:
                 record_misses=not own,
             )
         return self._llm
+
+    @property
+    def retrieval_llm(self) -> LLM | None:
+        """The LLM for retrieval steps: only when asked for (``llm_in_retrieval``)."""
+        return self.llm if self.llm_in_retrieval else None
+
+    def complete_bounded(self, messages: list[Message]) -> str:
+        """One retrieval-time LLM call that gives up after ``retrieval_timeout`` seconds.
+
+        Raises ``TimeoutError`` (or the call's own error) so the caller falls back; a
+        call that overran finishes in the background and is discarded.
+        """
+        import concurrent.futures
+        import contextvars
+
+        llm = self.llm
+        if llm is None:
+            raise RuntimeError("no LLM is configured")
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        # The call's usage is charged to the caller's stage (the query), as if made inline.
+        call = contextvars.copy_context().run
+        future = pool.submit(call, llm.complete, messages, temperature=0)
+        try:
+            return future.result(timeout=self.retrieval_timeout).text
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(
+                f"the LLM did not answer within {self.retrieval_timeout:g} s"
+            ) from None
+        finally:
+            pool.shutdown(wait=False)
 
     @property
     def extractor_name(self) -> str:

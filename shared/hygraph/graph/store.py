@@ -270,6 +270,21 @@ class GraphStore:
             end = max(end, c.end_char)
         return out
 
+    def document_metadata(self) -> dict[str, dict[str, Any]]:
+        """Every document's metadata, with its ``doc_id``, ``title`` and ``source`` added."""
+        rows = self._query("SELECT id, title, source, metadata FROM documents ORDER BY rowid")
+        return {
+            doc_id: {**_loads(meta), "doc_id": doc_id, "title": title, "source": source}
+            for doc_id, title, source, meta in rows
+        }
+
+    def chunk_ids_of(self, doc_ids: Iterable[str]) -> list[str]:
+        """The chunk ids of the given documents."""
+        ids = list(dict.fromkeys(doc_ids))
+        return [
+            r[0] for r in self._query_in("SELECT id FROM chunks WHERE doc_id IN ({marks})", ids)
+        ]
+
     def document_ids(self) -> list[str]:
         return [r[0] for r in self._query("SELECT id FROM documents ORDER BY rowid")]
 

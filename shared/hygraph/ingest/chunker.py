@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from hygraph.errors import ConfigError
-from hygraph.ingest.documents import Chunk, Document
+from hygraph.ingest.documents import PART_SEPARATOR, Chunk, Document
 from hygraph.ingest.tokenizer import Tokenizer, default_tokenizer
 
 # Defaults from the papers (source: "paper"): LightRAG (Guo et al., 2024) chunks at
@@ -72,6 +72,8 @@ def chunk_document(
     """
     _validate(size, overlap)
     tok = tokenizer if tokenizer is not None else default_tokenizer()
+    if doc.parts is not None:
+        return _given_chunks(doc, tok)
     text = doc.text
     starts, ends = tok.offset_arrays(text)
     chunks: list[Chunk] = []
@@ -92,6 +94,30 @@ def chunk_document(
                 end_token=end,
             )
         )
+    return chunks
+
+
+def _given_chunks(doc: Document, tok: Tokenizer) -> list[Chunk]:
+    """The user's own chunks of a pre-chunked document, located in its joined text."""
+    chunks: list[Chunk] = []
+    char = token = 0
+    for index, piece in enumerate(doc.parts or ()):
+        n = tok.count(piece)
+        chunks.append(
+            Chunk(
+                id=Chunk.make_id(doc.id, piece),
+                doc_id=doc.id,
+                index=index,
+                text=piece,
+                n_tokens=n,
+                start_char=char,
+                end_char=char + len(piece),
+                start_token=token,
+                end_token=token + n,
+            )
+        )
+        char += len(piece) + len(PART_SEPARATOR)
+        token += n
     return chunks
 
 

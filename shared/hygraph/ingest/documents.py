@@ -19,12 +19,20 @@ def content_hash(*parts: str, length: int = 16) -> str:
     return digest[:length]
 
 
+#: How the parts of a pre-chunked document are joined into its text.
+PART_SEPARATOR = "\n\n"
+
+
 @dataclass(frozen=True)
 class Document:
     """A source document.
 
     ``title`` is kept apart from ``text``: it is prepended to each chunk when the
     chunk is embedded or shown (a contextual header), never chunked itself.
+
+    ``parts`` are chunks the user already made (a framework's nodes or splits of this
+    document): when given, they are kept as the chunks, in order, instead of cutting
+    ``text`` into token windows; use :meth:`from_parts` to build such a document.
     """
 
     id: str
@@ -32,10 +40,27 @@ class Document:
     title: str | None = None
     source: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    parts: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_parts(
+        cls,
+        id: str,
+        parts: list[str] | tuple[str, ...],
+        *,
+        title: str | None = None,
+        source: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Document:
+        """A document made of chunks the user already cut (blank parts are dropped)."""
+        kept = tuple(p for p in parts if p.strip())
+        return cls(id, PART_SEPARATOR.join(kept), title, source, dict(metadata or {}), kept)
 
     @property
     def content_hash(self) -> str:
-        """Changes whenever the title or text changes; used to detect edited documents."""
+        """Changes whenever the title, text or chunking changes (detects edited documents)."""
+        if self.parts is not None:
+            return content_hash(self.title or "", *self.parts)
         return content_hash(self.title or "", self.text)
 
 

@@ -56,21 +56,21 @@ def entities(
 
 def _ask(res: Resources, question: str, mode: str, prompt: str, fallback: str) -> list[str] | None:
     """The LLM's entities (None when it failed), or the offline rules' when there is none."""
-    llm = res.llm if mode in ("auto", "llm") else None
+    # Retrieval is LLM-free unless the index was opened with llm_in_retrieval=True, or the
+    # method's options ask for the LLM by name (mode "llm").
+    llm = res.llm if mode == "llm" else res.retrieval_llm if mode == "auto" else None
     if mode == "llm" and llm is None:
         raise ConfigError("query_entities=llm needs an LLM: pass llm=... or set OPENAI_MODEL")
-    if llm is None:
-        from hygraph.extract.offline import find_entities
+    if llm is not None:
+        import importlib
 
-        return list(dict.fromkeys(m.name for m in find_entities(question)))
-    import importlib
+        module = importlib.import_module(f"hygraph.prompts.{prompt}")
+        messages, parse = (getattr(module, name) for name in PROMPTS[prompt])
+        try:
+            reply = res.complete_bounded(messages(question))
+            return parse(reply, question)
+        except Exception as err:  # noqa: BLE001 - the recipe falls back; a query never fails
+            log.warning("%s: question entities failed (%s); using the offline rules", prompt, err)
+    from hygraph.extract.offline import find_entities
 
-    module = importlib.import_module(f"hygraph.prompts.{prompt}")
-    messages, parse = (getattr(module, name) for name in PROMPTS[prompt])
-    try:
-        reply = llm.complete(messages(question), temperature=0)
-        return parse(reply.text, question)
-    except Exception as err:  # noqa: BLE001 - the recipe falls back; a query never fails here
-        what = "using the question" if fallback == "question" else "vector entry points only"
-        log.warning("%s: question entities failed (%s); %s", prompt, err, what)
-        return None
+    return list(dict.fromkeys(m.name for m in find_entities(question)))
