@@ -1,7 +1,11 @@
-"""LangChain quickstart: a hygraph method as the retriever of an LCEL chain.
+"""hygraph as a LangChain retriever: exactly k passages, filters, MMR, LCEL, upkeep.
 
-Runs offline on the bundled sample corpus (embedded Qdrant, the bundled MiniLM, the
-rule-based extractor, and a scripted chat model standing in for a real LLM)::
+Builds a ``HyGraphRetriever`` over the bundled sample corpus with the multi-hop
+``hypergraph-bridge`` method and uses it the way LangChain apps use any retriever:
+``k`` passages with comparable scores (and the graph evidence behind each), the stock
+``format_docs`` in an LCEL chain, "top sources" from metadata, ``search_kwargs`` filters
+(LangChain dicts or Qdrant filters), ``search_type="mmr"``, incremental updates and
+reopening. Runs offline: the chat model is a scripted stand-in.
 
     python examples/langchain_quickstart.py [INDEX_DIR]
 """
@@ -17,9 +21,10 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
+from qdrant_client import models
 
 from hygraph.demo import sample_documents
-from langchain_hygraph import HyGraphRetriever
+from langchain_hygraph import HyGraphEmbeddings, HyGraphRetriever
 
 QUESTION = (
     "In what year was the institution where the designer of the Caddow Bridge studied set up?"
@@ -27,31 +32,37 @@ QUESTION = (
 
 
 def format_docs(docs: list[Document]) -> str:
-    return "\n\n".join(f"[{d.metadata['kind']}] {d.page_content}" for d in docs)
+    return "\n\n".join(d.page_content for d in docs)
+
+
+def top_sources(docs: list[Document]) -> list[str]:
+    return list(dict.fromkeys(d.metadata["source"] for d in docs))
 
 
 def main(index_dir: str | None = None) -> dict[str, list[str]]:
-    """Build, query, update and reload a retriever; return the documents found at each step."""
+    """Build, query, update and reload a retriever; return the sources found at each step."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(index_dir) if index_dir else Path(tmp) / "index"
         docs = [
             Document(page_content=p.read_text(), metadata={"source": p.name})
             for p in sample_documents()
         ]
+        # VectorStore.from_documents(documents, embedding, ...): the bundled MiniLM here.
         retriever = HyGraphRetriever.from_documents(
-            docs, method="hypergraph-bridge", persist_dir=path, top_k=3
+            docs, HyGraphEmbeddings(), method="hypergraph-bridge", persist_dir=path, k=5
         )
 
-        # Retrieve: the method's evidence (passages, n-ary facts, entities) as Documents.
+        # Exactly k=5 passages in the method's order, scores descending, each with the
+        # graph evidence (n-ary facts, entities) that led the method to it.
         hits = retriever.invoke(QUESTION)
-        for hit in hits[:8]:
-            kind, score, source = (hit.metadata[k] for k in ("kind", "score", "source"))
-            print(f"{kind:6} {score:7.3f}  {source:26} {hit.page_content[:50]!r}")
-        found = list(dict.fromkeys(d.metadata["source"] for d in hits))
+        for hit in hits:
+            score, source = hit.metadata["score"], hit.metadata["source"]
+            why = (hit.metadata["graph_evidence"] or ["(dense)"])[0]
+            print(f"{score:5.3f}  {source:26} {why[:70]}")
+        found = top_sources(hits)
 
-        # Answer with an LCEL chain. The chat model is a SCRIPTED STAND-IN so this runs
-        # offline: it replies with the text below whatever it is asked. Use a real chat
-        # model (ChatOpenAI, ChatOllama ...) in its place.
+        # The stock LCEL chain: format_docs puts the passage texts in the prompt. The chat
+        # model is a SCRIPTED STAND-IN so this runs offline; use ChatOpenAI, ChatOllama ...
         stand_in_llm = GenericFakeChatModel(messages=iter(["(scripted stand-in answer)"]))
         prompt = ChatPromptTemplate.from_template(
             "Answer from the context.\n\nContext:\n{context}\n\nQuestion: {question}"
@@ -62,11 +73,38 @@ def main(index_dir: str | None = None) -> dict[str, list[str]]:
             | stand_in_llm
             | StrOutputParser()
         )
-        print(f"\nanswer: {chain.invoke(QUESTION)}\nfrom: {found[:3]}")
+        print(f"\nanswer: {chain.invoke(QUESTION)}\ntop sources: {found[:3]}")
+
+        # The method's full rendered context (facts, entities, passages) for a prompt.
+        _, context = retriever.retrieve_with_context(QUESTION)
+        print(f"context: {len(context)} characters, starting {context[:40]!r}")
+
+        # Filters on document metadata, per call or in search_kwargs: LangChain's dict
+        # spelling, or a Qdrant filter as written for langchain_qdrant.
+        people = {"source": {"$in": ["ilse-marrow.md", "renna-osk.md", "tobiah-quell.md"]}}
+        print(f"people only: {top_sources(retriever.invoke(QUESTION, k=2, filter=people))}")
+        qdrant_filter = models.Filter(
+            must_not=[
+                models.FieldCondition(
+                    key="metadata.source", match=models.MatchValue(value="ilse-marrow.md")
+                )
+            ]
+        )
+        without = retriever.invoke(QUESTION, k=2, filter=qdrant_filter)
+        print(f"without ilse-marrow.md: {top_sources(without)}")
+
+        # Maximal marginal relevance over the method's 10 best passages.
+        diverse = HyGraphRetriever(
+            index=retriever.index,
+            method="hypergraph-bridge",
+            search_type="mmr",
+            search_kwargs={"k": 3, "fetch_k": 10, "lambda_mult": 0.5},
+        )
+        print(f"mmr: {top_sources(diverse.invoke(QUESTION))}")
 
         # Batch several questions (they run concurrently).
         batch = retriever.batch(["Who designed the Caddow Bridge?", "What is Harrowby?"])
-        print(f"batch: {[len(b) for b in batch]} documents")
+        print(f"batch: {[len(b) for b in batch]} passages")
 
         # Keep the index current: documents are inserted and deleted incrementally.
         note = Document(page_content="Ilse Marrow's papers are kept at Harrowby.", id="note.md")
@@ -78,14 +116,10 @@ def main(index_dir: str | None = None) -> dict[str, list[str]]:
         retriever.close()
 
         # The index directory is the persisted index: reopen it later.
-        with HyGraphRetriever.from_persist_dir(path, top_k=3) as reopened:
+        with HyGraphRetriever.from_persist_dir(path, k=5) as reopened:
             again = reopened.invoke(QUESTION)
-            print(f"\nreopened with {reopened.method}: {len(again)} documents")
-            return {
-                "found": found,
-                "inserted": inserted,
-                "reopened": list(dict.fromkeys(d.metadata["source"] for d in again)),
-            }
+            print(f"\nreopened with {reopened.method}: {len(again)} passages")
+            return {"found": found, "inserted": inserted, "reopened": top_sources(again)}
 
 
 if __name__ == "__main__":

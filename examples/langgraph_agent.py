@@ -1,9 +1,11 @@
-"""LangGraph: hygraph retrieval as a graph node, and as tools an agent chooses between.
+"""hygraph in LangGraph: a retrieve → generate graph, a chat graph, and a tool-calling agent.
 
-Runs offline on the bundled sample corpus (embedded Qdrant, the bundled MiniLM, the
-rule-based extractor). SCRIPTED STAND-IN chat models take the place of real LLMs, so
-their tool call and answers are canned; use a real tool-calling chat model (``ChatOpenAI``,
-``ChatOllama`` ...) in their place::
+Indexes the bundled sample corpus with three methods, then answers a two-hop question
+three ways: a ``StateGraph`` with the hygraph retrieve node and a generate node, a plain
+``StateGraph(MessagesState)`` chat app where the node records the retrieval in the
+messages, and an agent (LangChain 1.x's ``create_agent`` when ``langchain`` is installed,
+else the same loop from LangGraph's ``ToolNode``) that chooses among one search tool per
+method. Runs offline: scripted chat models stand in for the LLMs.
 
     python examples/langgraph_agent.py [INDEX_DIR]
 """
@@ -17,8 +19,8 @@ from pathlib import Path
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langgraph.graph import END, START, StateGraph
-from langgraph.prebuilt import create_react_agent
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
 
 from hygraph.demo import sample_documents
 from langchain_hygraph import HyGraphRetriever
@@ -38,8 +40,29 @@ class ScriptedChatModel(GenericFakeChatModel):
 
 
 def sources(documents: list[Document]) -> list[str]:
-    """The source files behind retrieved documents, best first."""
+    """The source files behind retrieved passages, best first."""
     return list(dict.fromkeys(d for doc in documents for d in doc.metadata["doc_ids"]))
+
+
+def build_agent(model, tools):
+    """A tool-calling agent with the current API (no deprecation warning).
+
+    LangChain 1.x's ``create_agent`` when the ``langchain`` package is installed; without
+    it, the same model ⇄ tools loop from LangGraph's ``ToolNode`` and ``tools_condition``
+    (LangGraph 1.x deprecates its ``create_react_agent`` in favour of ``create_agent``).
+    """
+    try:
+        from langchain.agents import create_agent
+    except ImportError:
+        bound = model.bind_tools(tools)
+        builder = StateGraph(MessagesState)
+        builder.add_node("model", lambda state: {"messages": [bound.invoke(state["messages"])]})
+        builder.add_node("tools", ToolNode(tools))
+        builder.add_edge(START, "model")
+        builder.add_conditional_edges("model", tools_condition)
+        builder.add_edge("tools", "model")
+        return builder.compile()
+    return create_agent(model, tools)
 
 
 def answer_with_a_graph(retriever: HyGraphRetriever) -> dict:
@@ -62,8 +85,23 @@ def answer_with_a_graph(retriever: HyGraphRetriever) -> dict:
     return state
 
 
+def chat_with_messages(retriever: HyGraphRetriever) -> list:
+    """A plain MessagesState chat app: the node appends the retrieval to the messages."""
+    # SCRIPTED STAND-IN chat model; a real one answers from the tool message's context.
+    llm = GenericFakeChatModel(messages=iter(["(scripted stand-in answer)"]))
+    builder = StateGraph(MessagesState)
+    builder.add_node("retrieve", make_retrieve_node(retriever))  # adds a tool call + result
+    builder.add_node("generate", lambda state: {"messages": [llm.invoke(state["messages"])]})
+    builder.add_edge(START, "retrieve")
+    builder.add_edge("retrieve", "generate")
+    builder.add_edge("generate", END)
+    messages = builder.compile().invoke({"messages": [HumanMessage(QUESTION)]})["messages"]
+    print(f"chat: {[type(m).__name__ for m in messages]}")
+    return messages
+
+
 def answer_with_an_agent(retriever: HyGraphRetriever) -> list:
-    """A prebuilt agent with one search tool per method; the model picks one per question."""
+    """An agent with one search tool per method; the model picks one per question."""
     # Each tool's description says what its method is good at: semantic search for broad
     # questions, keywords for exact names, graph search for multi-hop chains.
     tools = make_method_tools(retriever, ["vanilla", "bm25", "hypergraph-bridge"])
@@ -74,10 +112,10 @@ def answer_with_an_agent(retriever: HyGraphRetriever) -> list:
     model = ScriptedChatModel(
         messages=iter([AIMessage("", tool_calls=[call]), "(scripted stand-in answer)"])
     )
-    agent = create_react_agent(model, tools)
+    agent = build_agent(model, tools)
     messages = agent.invoke({"messages": [HumanMessage(QUESTION)]})["messages"]
     for message in messages:
-        if isinstance(message, ToolMessage):  # the context it read; Documents as the artifact
+        if isinstance(message, ToolMessage):  # the context it read; passages as the artifact
             print(f"agent: {message.name} read {len(message.content)} characters")
             print(f"  from {sources(message.artifact)[:3]}")
     print(f"agent: {messages[-1].content}")
@@ -85,7 +123,7 @@ def answer_with_an_agent(retriever: HyGraphRetriever) -> list:
 
 
 def main(index_dir: str | None = None) -> dict:
-    """Index the sample corpus with three methods, then answer with a graph and an agent."""
+    """Index the sample corpus with three methods, then answer with graphs and an agent."""
     with tempfile.TemporaryDirectory() as tmp:
         docs = [Document(page_content=p.read_text(), id=p.name) for p in sample_documents()]
         with HyGraphRetriever.from_documents(
@@ -93,13 +131,16 @@ def main(index_dir: str | None = None) -> dict:
             method="hypergraph-bridge",
             methods=["vanilla", "bm25"],
             persist_dir=index_dir or Path(tmp) / "index",
+            k=5,
         ) as retriever:
             state = answer_with_a_graph(retriever)
+            chat = chat_with_messages(retriever)
             messages = answer_with_an_agent(retriever)
             tool_messages = [m for m in messages if isinstance(m, ToolMessage)]
             return {
                 "graph_documents": sources(state["documents"]),
                 "graph_context": state["context"],
+                "chat_context": next(m.content for m in chat if isinstance(m, ToolMessage)),
                 "tools_called": [m.name for m in tool_messages],
                 "tool_context": tool_messages[0].content,
                 "tool_documents": sources(tool_messages[0].artifact),

@@ -2,14 +2,16 @@
 
 - :class:`HyGraphRetriever`: any registered hygraph method as a LangChain
   ``BaseRetriever`` (sync and async, LCEL, batching, callbacks and streaming events),
-  built with ``from_documents`` or reopened with ``from_persist_dir``. Its ``Document``
-  results carry their kind, score, method and provenance.
+  built with ``from_documents(documents, embedding)`` or reopened with
+  ``from_persist_dir``. It returns ``k`` passage ``Document``s in the method's order with
+  comparable descending scores and the graph evidence behind each, and takes LangChain's
+  ``search_type``/``search_kwargs`` (MMR, score threshold, metadata filters).
 - :class:`HyGraphEmbeddings`, :class:`LangChainEmbedder`, :class:`LangChainLLM`: model
   adapters in both directions (LangChain ``Embeddings`` and chat models for the core, the
   core's bundled embedder for LangChain).
 - ``make_retrieve_node``, ``make_retriever_tool`` and ``make_method_tools`` (loaded on
-  first use): a LangGraph
-  node and an agent tool over a retriever.
+  first use, listed by ``dir()``): a LangGraph node (it also works in a plain
+  ``MessagesState`` graph) and agent tools over a retriever.
 
 The core lives in :mod:`hygraph`; nothing here is specific to one method.
 """
@@ -62,3 +64,8 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'langchain_hygraph' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names with the lazily loaded ones, so completion and ``dir`` show them."""
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,10 +1,13 @@
 """LangGraph building blocks: a retrieval node for a ``StateGraph`` and tools for agents.
 
 - :func:`make_retrieve_node` turns a :class:`~langchain_hygraph.HyGraphRetriever` into a
-  graph node: it reads the question from the state and writes the retrieved
-  ``Document``s and the method's rendered context, ready for a generate node's prompt.
+  graph node: it reads the question from the state and writes the retrieved passage
+  ``Document``s and the method's rendered context, ready for a generate node's prompt. In
+  a chat graph (``MessagesState``) it also appends the retrieval to the messages, so a
+  plain ``StateGraph(MessagesState)`` keeps it.
 - :func:`make_retriever_tool` turns it into a LangChain tool that an agent
-  (``create_react_agent``, ``ToolNode``) can call. The tool returns the rendered context,
+  (``langchain.agents.create_agent``, ``ToolNode``) can call. The tool returns the
+  rendered context,
   because that text is what the method structured for a model to read (entities, facts
   and sources for the graph methods, ranked passages for the baselines). The
   ``Document``s come along as the tool message's artifact.
@@ -19,12 +22,13 @@ as the retriever does.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import Document
-from langchain_core.messages import HumanMessage, convert_to_messages
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, convert_to_messages
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
@@ -34,6 +38,8 @@ from hygraph.methods.base import get_method, parse_method_spec
 if TYPE_CHECKING:
     from langchain_hygraph.retriever import HyGraphRetriever
 
+#: The tool's default name (and the tool call a retrieve node records in a chat history).
+TOOL_NAME = "hygraph_search"
 #: What the tool returns when a method found nothing, so the agent reads a clear answer.
 NO_RESULTS = "No matching evidence was found in the indexed documents."
 
@@ -110,7 +116,9 @@ def _state_value(state: Any, key: str) -> Any:
     return getattr(state, key, None)
 
 
-def question_from_state(state: Any, question_key: str = "question") -> str:
+def question_from_state(
+    state: Any, question_key: str = "question", messages_key: str = "messages"
+) -> str:
     """The question in ``state``: its ``question_key``, else the last human message.
 
     The fallback lets the node sit in a chat graph (``MessagesState``) where the question
@@ -119,14 +127,45 @@ def question_from_state(state: Any, question_key: str = "question") -> str:
     question = _state_value(state, question_key)
     if isinstance(question, str) and question.strip():
         return question
-    messages = _state_value(state, "messages")
+    messages = _state_value(state, messages_key)
     if messages:
         for message in reversed(convert_to_messages(messages)):
             if isinstance(message, HumanMessage) and message.text.strip():
                 return message.text
     raise ValueError(
-        f"the state has no question: set {question_key!r} or add a human message to 'messages'"
+        f"the state has no question: set {question_key!r} or add a human message to "
+        f"{messages_key!r}"
     )
+
+
+def retrieval_messages(
+    question: str, context: str, documents: list[Document], *, name: str = TOOL_NAME
+) -> list[AIMessage | ToolMessage]:
+    """A retrieval as chat messages: an assistant tool call and the tool's result.
+
+    This is how a chat history records retrieved context in a form every tool-calling
+    provider accepts, and after which a chat model answers (rather than continuing an
+    assistant turn): the call carries the question, the result carries the method's
+    rendered context as its content (:data:`NO_RESULTS` when empty) and the passage
+    ``Document``s as its ``artifact`` (kept in the state, not sent to the model).
+    """
+    call_id = f"{name}-{uuid.uuid4().hex[:12]}"
+    call = AIMessage(
+        content="", tool_calls=[{"name": name, "args": {"query": question}, "id": call_id}]
+    )
+    result = ToolMessage(
+        content=context.strip() or NO_RESULTS,
+        tool_call_id=call_id,
+        name=name,
+        artifact=documents,
+    )
+    return [call, result]
+
+
+def _has_key(state: Any, key: str) -> bool:
+    if isinstance(state, Mapping):
+        return key in state
+    return hasattr(state, key)
 
 
 def make_retrieve_node(
@@ -135,30 +174,47 @@ def make_retrieve_node(
     question_key: str = "question",
     documents_key: str = "documents",
     context_key: str = "context",
+    messages_key: str = "messages",
+    to_messages: bool | None = None,
     method: str | None = None,
     name: str = "retrieve",
 ) -> RunnableLambda:
     """A LangGraph node that retrieves for the state's question.
 
     The node reads ``state[question_key]`` (or the last human message in
-    ``state["messages"]``) and returns ``{documents_key: [Document, ...], context_key:
-    "..."}``: the method's evidence with its provenance metadata, and the context text the
-    method rendered for a prompt. It works in ``invoke`` and ``ainvoke`` (the async path
-    does not block the event loop). ``method`` runs another method of the same index
-    instead of the retriever's own. Add it with ``builder.add_node("retrieve", node)``.
+    ``state[messages_key]``) and returns ``{documents_key: [Document, ...], context_key:
+    "..."}``: the retriever's passages with their provenance and graph evidence, and the
+    context text the method rendered for a prompt (:class:`RetrievalState` has these keys).
+
+    In a chat graph (a plain ``StateGraph(MessagesState)``), LangGraph drops keys its
+    state does not declare, so the node also appends the retrieval to the messages
+    (:func:`retrieval_messages`: an assistant tool call named ``name`` and its
+    ``ToolMessage`` with the context, the documents as its artifact). A generate node
+    then answers from ``state["messages"]`` as it is. ``to_messages`` decides: None (the
+    default) appends when the state has ``messages_key``, True always, False never.
+
+    It works in ``invoke`` and ``ainvoke`` (the async path does not block the event
+    loop). ``method`` runs another method of the same index instead of the retriever's
+    own. Add it with ``builder.add_node("retrieve", node)``.
     """
     chosen = _with_method(retriever, method)
 
+    def update(state: Any, question: str, documents: list[Document], context: str) -> dict:
+        out: dict[str, Any] = {documents_key: documents, context_key: context}
+        if to_messages or (to_messages is None and _has_key(state, messages_key)):
+            out[messages_key] = retrieval_messages(question, context, documents, name=name)
+        return out
+
     # RunnableLambda passes the node's config on, so the retrieval is traced as its child.
     def retrieve(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        question = question_from_state(state, question_key)
+        question = question_from_state(state, question_key, messages_key)
         documents, context = chosen.retrieve_with_context(question, config)
-        return {documents_key: documents, context_key: context}
+        return update(state, question, documents, context)
 
     async def aretrieve(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        question = question_from_state(state, question_key)
+        question = question_from_state(state, question_key, messages_key)
         documents, context = await chosen.aretrieve_with_context(question, config)
-        return {documents_key: documents, context_key: context}
+        return update(state, question, documents, context)
 
     return RunnableLambda(retrieve, afunc=aretrieve, name=name)
 
@@ -180,7 +236,7 @@ def method_description(method: str) -> str:
 def make_retriever_tool(
     retriever: HyGraphRetriever,
     *,
-    name: str = "hygraph_search",
+    name: str = TOOL_NAME,
     description: str | None = None,
     method: str | None = None,
 ) -> StructuredTool:

@@ -30,6 +30,37 @@ from hygraph.models.base import LLM, Embedder, LLMResponse, Message
 _MESSAGE_TYPES = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
 
 
+def short_repr(value: Any, limit: int = 40) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for one-line error messages."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real error
+        text = f"<{type(value).__name__}>"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _framework(value: Any) -> str | None:
+    """The framework an object comes from (``llama_index``, ``langchain``), by its module."""
+    root = type(value).__module__.split(".", 1)[0]
+    return root if root in ("llama_index", "langchain_core", "langchain") else None
+
+
+def _wrong_model(argument: str, wanted: str, value: Any) -> TypeError:
+    """A one-line error for a model of the wrong kind or framework (no giant repr)."""
+    name = type(value).__name__
+    if _framework(value) == "llama_index":
+        return TypeError(
+            f"{argument}= got the LlamaIndex model {name}; langchain_hygraph takes {wanted}. "
+            "Pass the LangChain class for that provider, or use llama_index_hygraph"
+        )
+    if argument == "llm" and isinstance(value, Embeddings):
+        return TypeError(f"llm= got the embedding model {name}; pass it as embedding=")
+    if argument == "embedding" and isinstance(value, BaseChatModel):
+        return TypeError(f"embedding= got the chat model {name}; pass it as llm=")
+    return TypeError(f"{argument}= takes {wanted}, not {short_repr(value)} (a {name})")
+
+
 def _model_name(obj: Any) -> str:
     """The model a LangChain object names (its common attributes), else its class name."""
     for attr in ("model", "model_name", "model_id", "deployment_name"):
@@ -179,13 +210,17 @@ def resolve_embedder(embedding: Any = None) -> Embedder | str | None:
     """
     if embedding is None or isinstance(embedding, str):
         return embedding
+    if _framework(embedding) == "llama_index":  # before the duck-typed protocol check
+        raise _wrong_model("embedding", "LangChain Embeddings", embedding)
     if isinstance(embedding, HyGraphEmbeddings):
         return embedding.embedder
     if isinstance(embedding, Embeddings):
         return LangChainEmbedder(embedding)
     if isinstance(embedding, Embedder):
         return embedding
-    raise TypeError(f"not an embedding model: {embedding!r}")
+    raise _wrong_model(
+        "embedding", "LangChain Embeddings, a core embedder or an embedder spec", embedding
+    )
 
 
 def resolve_llm(llm: Any = None) -> LLM | str | None:
@@ -196,8 +231,10 @@ def resolve_llm(llm: Any = None) -> LLM | str | None:
     """
     if llm is None or isinstance(llm, str):
         return llm
+    if _framework(llm) == "llama_index":  # a LlamaIndex LLM has ``complete`` too
+        raise _wrong_model("llm", "a LangChain chat model", llm)
     if isinstance(llm, BaseChatModel):
         return LangChainLLM(llm)
     if isinstance(llm, LLM):
         return llm
-    raise TypeError(f"not a chat model: {llm!r}")
+    raise _wrong_model("llm", "a LangChain chat model, a core LLM or a model name", llm)

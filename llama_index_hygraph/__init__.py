@@ -1,10 +1,13 @@
 """LlamaIndex integration for hygraph.
 
 - :class:`HyGraphIndex`: a hygraph index as a LlamaIndex managed index. It is built with
-  ``from_documents``, gives retrievers, query engines and chat engines, supports
-  ``insert``/``delete_ref_doc``, and persists as its directory (``from_persist_dir``).
-- :class:`HyGraphRetriever`: any registered hygraph method as a ``BaseRetriever`` whose
-  ``NodeWithScore`` results carry their kind, method and provenance.
+  ``from_documents`` (or from nodes, kept as the chunks), gives retrievers, query engines
+  and chat engines, supports ``insert``/``delete_ref_doc``, and persists as its directory
+  (``from_persist_dir``) or through ``storage_context.persist`` and
+  ``load_index_from_storage``.
+- :class:`HyGraphRetriever`: any registered hygraph method as a ``BaseRetriever``: exactly
+  ``top_k`` passages in the method's order, each with the graph evidence that led to it
+  (or, with ``items="evidence"``, the method's evidence of every kind).
 - :class:`HyGraphEmbedding`, :class:`LlamaIndexEmbedder`, :class:`LlamaIndexLLM`: model
   adapters in both directions (``Settings.embed_model``/``Settings.llm`` are honoured).
 - :class:`HyGraphPropertyGraphStore`, :class:`HyGraphExtractor` and
@@ -28,6 +31,7 @@ except ImportError as err:  # pragma: no cover - depends on the environment
 from llama_index_hygraph.index import HyGraphIndex
 from llama_index_hygraph.models import HyGraphEmbedding, LlamaIndexEmbedder, LlamaIndexLLM
 from llama_index_hygraph.retriever import HyGraphRetriever
+from llama_index_hygraph.storage import HyGraphIndexStruct, HyGraphStorageContext
 
 if TYPE_CHECKING:
     from llama_index_hygraph.extractors import HyGraphExtractor
@@ -38,8 +42,10 @@ __all__ = [
     "HyGraphEmbedding",
     "HyGraphExtractor",
     "HyGraphIndex",
+    "HyGraphIndexStruct",
     "HyGraphPropertyGraphStore",
     "HyGraphRetriever",
+    "HyGraphStorageContext",
     "HyGraphSubRetriever",
     "LlamaIndexEmbedder",
     "LlamaIndexLLM",

@@ -9,6 +9,11 @@
 :func:`resolve_embedder` and :func:`resolve_llm` pick, in order: what the caller passed,
 what ``Settings`` holds (only when the user set it: reading ``Settings.embed_model``
 unset would build LlamaIndex's OpenAI default), then the offline default (no LLM).
+
+A ``MockLLM`` counts as no LLM: LlamaIndex installs one for ``Settings.llm = None``, and
+apps pass one to run offline. The core must not build or retrieve with its filler text,
+while query and chat engines may still use it to "answer". A model of another framework
+(a LangChain chat model or embedding) is refused in one line that says what to pass.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from llama_index.core import Settings
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM as LlamaLLM
+from llama_index.core.llms import MockLLM
 from pydantic import PrivateAttr
 
 from hygraph.errors import ModelError
@@ -139,6 +145,18 @@ class HyGraphEmbedding(BaseEmbedding):
         return self._embedder.embed(texts).tolist()
 
 
+def _foreign(value: Any, role: str, wanted: str) -> TypeError:
+    """A one-line error for a model of the wrong kind (never the object's full repr)."""
+    cls = type(value)
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if cls.__module__.split(".")[0].startswith("langchain"):
+        return TypeError(
+            f"{role}= takes {wanted}; got the LangChain model {name}. Use a LlamaIndex "
+            "model here, or langchain_hygraph for LangChain apps"
+        )
+    return TypeError(f"{role}= takes {wanted}; got {name}")
+
+
 def resolve_embedder(embed_model: Any = None) -> Embedder | str | None:
     """The core embedder for an argument, ``Settings.embed_model``, or None (index default)."""
     if embed_model is None:
@@ -151,17 +169,37 @@ def resolve_embedder(embed_model: Any = None) -> Embedder | str | None:
         return LlamaIndexEmbedder(embed_model)
     if isinstance(embed_model, Embedder):
         return embed_model
-    raise TypeError(f"not an embedding model: {embed_model!r}")
+    raise _foreign(
+        embed_model,
+        "embed_model",
+        "a LlamaIndex embedding (BaseEmbedding), a hygraph embedder or an embedder name",
+    )
+
+
+def is_mock_llm(llm: Any) -> bool:
+    """Whether ``llm`` is LlamaIndex's ``MockLLM`` (filler text: no LLM for the core)."""
+    return isinstance(llm, MockLLM)
+
+
+def check_llm(llm: Any) -> None:
+    """Raise the one-line error :func:`resolve_llm` gives for something that is not an LLM."""
+    if llm is not None and not isinstance(llm, str | LlamaLLM | LLM):
+        raise _foreign(llm, "llm", "a LlamaIndex LLM, a hygraph LLM or a model name")
 
 
 def resolve_llm(llm: Any = None) -> LLM | str | None:
-    """The core LLM for an argument, ``Settings.llm`` (only if set), or None (no LLM)."""
+    """The core LLM for an argument, ``Settings.llm`` (only if set), or None (no LLM).
+
+    A ``MockLLM``, passed or in ``Settings``, is None: the core neither builds nor
+    retrieves with it.
+    """
     if llm is None:
         llm = Settings._llm
+    check_llm(llm)
+    if is_mock_llm(llm):
+        return None
     if llm is None or isinstance(llm, str):
         return llm
     if isinstance(llm, LlamaLLM):
         return LlamaIndexLLM(llm)
-    if isinstance(llm, LLM):
-        return llm
-    raise TypeError(f"not an LLM: {llm!r}")
+    return llm

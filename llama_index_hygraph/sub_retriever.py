@@ -52,6 +52,9 @@ class HyGraphSubRetriever(BasePGRetriever):
         top_k: the method's ``top_k`` (None: the method's default).
         budget: None returns every item the method ranked; a number of tokens keeps the
             items its rendered context holds within that budget.
+        items: ``"evidence"`` (default here: a property-graph retriever merges graph
+            nodes of every kind) or ``"passages"`` (``top_k`` chunk nodes with their
+            graph evidence, as :class:`~llama_index_hygraph.HyGraphRetriever` gives).
         graph_store: the store ``include_text`` reads source text from (default: ``index``
             when it is a property graph store, else a
             :class:`~llama_index_hygraph.graph_store.HyGraphPropertyGraphStore` over it).
@@ -66,12 +69,15 @@ class HyGraphSubRetriever(BasePGRetriever):
         top_k: int | None = None,
         budget: int | None = None,
         *,
+        items: str = "evidence",
         graph_store: PropertyGraphStore | None = None,
         include_text: bool = False,
         **kwargs: Any,
     ) -> None:
         graph_index = getattr(index, "graph_index", index)
-        self._retriever = HyGraphRetriever(graph_index, method, top_k=top_k, budget=budget)
+        self._retriever = HyGraphRetriever(
+            graph_index, method, top_k=top_k, budget=budget, items=items
+        )
         if graph_store is None and isinstance(index, PropertyGraphStore):
             graph_store = index
         if graph_store is None:

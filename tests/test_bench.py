@@ -96,7 +96,7 @@ def test_bench_end_to_end_on_the_sample(tmp_path, sample_path, capsys):
     assert main(args) == 0
     result = json.loads(out.read_text())
     main_run = result["main"]
-    assert main_run["documents"] == 12 and main_run["chunks"] == 12
+    assert main_run["documents"] == 12 and main_run["chunks"] >= 12  # long ones split
     vanilla = main_run["methods"]["vanilla"]
     assert set(vanilla["recall"]) == {"1", "3"}
     assert vanilla["recall"]["3"] >= vanilla["recall"]["1"] > 0

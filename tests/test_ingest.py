@@ -404,27 +404,31 @@ def test_bad_files_are_skipped_with_reasons(tmp_path, caplog) -> None:
     _write(d / "empty.txt", "")
     _write(d / "blank.md", "  \n\t\n")
     _write(d / "nul.txt", b"abc\x00def")
-    _write(d / "latin1.txt", "café".encode("latin-1"))
+    _write(d / "latin1.txt", "café".encode("latin-1"))  # 8-bit text: read, with a warning
+    _write(d / "ctrl.txt", bytes(range(1, 32)) * 3 + b"\xff")  # binary without NUL bytes
     _write(d / "big.md", "x" * 200)
     _write(d / "bad.jsonl", b"\x00\x01")
     got: list[tuple[str, str]] = []
     with caplog.at_level(logging.WARNING, logger="hygraph"):
         docs = list(iter_documents([d], max_bytes=100, on_skip=lambda s, r: got.append((s, r))))
-    assert [doc.id for doc in docs] == ["good.txt"]
+    assert [doc.id for doc in docs] == ["good.txt", "latin1.txt"]
+    assert docs[1].text == "café"
     reasons = {os.path.basename(s): r for s, r in got}
     assert reasons["empty.txt"] == "empty file"
     assert reasons["blank.md"] == "empty file"
     assert reasons["nul.txt"].startswith("binary file")
-    assert reasons["latin1.txt"].startswith("binary file")
+    assert reasons["ctrl.txt"].startswith("binary file")
     assert reasons["bad.jsonl"].startswith("binary file")
     assert "200" in reasons["big.md"] and "100" in reasons["big.md"]
     assert "max_bytes" in reasons["big.md"] and "--max-bytes" in reasons["big.md"]
     assert len(got) == 6
-    assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 6
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 7  # the six skips and the Windows-1252 guess
+    assert any("latin1.txt is not valid UTF-8" in w for w in warned)
     assert all("\n" not in r.getMessage() for r in caplog.records)
     # The same with load_documents, and a larger limit takes the big file.
     result = load_documents([d], max_bytes=1000)
-    assert [doc.id for doc in result.documents] == ["big.md", "good.txt"]
+    assert [doc.id for doc in result.documents] == ["big.md", "good.txt", "latin1.txt"]
     assert len(result.skipped) == 5
 
 

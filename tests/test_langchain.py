@@ -105,17 +105,29 @@ def retriever(tmp_path_factory, minilm) -> HyGraphRetriever:
 # -- retrieving ---------------------------------------------------------------------------
 
 
-def test_invoke_returns_documents_with_provenance(retriever):
+def test_invoke_returns_passages_with_provenance(retriever):
     docs = retriever.invoke(QUESTION)
-    assert docs and all(isinstance(d, Document) for d in docs)
+    assert len(docs) == 4 and all(isinstance(d, Document) for d in docs)  # k defaults to 4
+    for doc in docs:
+        meta = doc.metadata
+        assert meta["kind"] == "chunk" and meta["method"] == "hypergraph"
+        assert isinstance(meta["score"], float) and meta["via"] in ("method", "dense fill")
+        assert meta["id"] == doc.id and doc.page_content
+        assert set(meta["doc_ids"]) <= set(NAMES) and meta["source_ids"] == [doc.id]
+        assert meta["source"] == meta["doc_ids"][0]  # the source document's metadata
+        assert all(isinstance(e, str) for e in meta["graph_evidence"])
+    assert docs[0].metadata["source"] == "ilse-marrow.md"
+    scores = [d.metadata["score"] for d in docs]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_evidence_results_keep_every_kind(retriever):
+    evidence = HyGraphRetriever(index=retriever.index, method="hypergraph", results="evidence")
+    docs = evidence.invoke(QUESTION)
     kinds = {d.metadata["kind"] for d in docs}
     assert "chunk" in kinds and len(kinds) > 1  # graph evidence, not only passages
     for doc in docs:
-        meta = doc.metadata
-        assert meta["method"] == "hypergraph" and isinstance(meta["score"], float)
-        assert meta["id"] == doc.id and doc.page_content
-        assert set(meta["doc_ids"]) <= set(NAMES) and meta["source_ids"]
-        assert meta["source"] == meta["doc_ids"][0]  # the source document's metadata
+        assert set(doc.metadata["doc_ids"]) <= set(NAMES) and doc.metadata["source_ids"]
     chunks = [d for d in docs if d.metadata["kind"] == "chunk"]
     assert chunks[0].metadata["source"] == "ilse-marrow.md"
 
@@ -128,13 +140,20 @@ def test_ainvoke_matches_invoke(retriever):
 
 def test_top_k_and_budget(retriever):
     small = HyGraphRetriever(index=retriever.index, method="hypergraph", top_k=1)
-    chunks = [d for d in small.invoke(QUESTION) if d.metadata["kind"] == "chunk"]
-    assert len(chunks) == 1
-    everything = retriever.invoke(QUESTION)
-    capped = HyGraphRetriever(index=retriever.index, method="hypergraph", budget=120)
+    assert [d.metadata["kind"] for d in small.invoke(QUESTION)] == ["chunk"]
+    # With evidence results, a budget keeps only the items its rendered context holds.
+    everything = HyGraphRetriever(index=retriever.index, results="evidence").invoke(QUESTION)
+    capped = HyGraphRetriever(index=retriever.index, budget=120, results="evidence")
     docs, context = capped.retrieve_with_context(QUESTION)
     assert 0 < len(docs) < len(everything)
     assert all(d.page_content.strip() in context for d in docs)
+    # With passages, the budget sizes the rendered context; the passages stay k.
+    passages, small_context = HyGraphRetriever(
+        index=retriever.index, budget=120, k=3
+    ).retrieve_with_context(QUESTION)
+    assert len(passages) == 3 and len(small_context) < len(
+        retriever.retrieve_with_context(QUESTION)[1]
+    )
 
 
 def test_retrieve_with_context_gives_the_rendered_context(retriever):
@@ -155,7 +174,7 @@ def test_invalid_arguments_fail_at_construction(retriever):
         HyGraphRetriever(index=retriever.index, method="hypergraph:nope=1")
     with pytest.raises(ValueError, match="positive"):
         HyGraphRetriever(index=retriever.index, top_k=0)
-    with pytest.raises(ValueError, match="GraphIndex"):
+    with pytest.raises(TypeError, match="GraphIndex"):
         HyGraphRetriever(index="not an index")
 
 
@@ -164,9 +183,11 @@ def test_every_registered_method_works(retriever, method):
     """Generic over methods: a method the index lacks is built on first use."""
     one = HyGraphRetriever(index=retriever.index, method=method, top_k=2)
     docs = one.invoke(QUESTION)
-    assert docs and all(d.metadata["method"] == method for d in docs)
+    assert len(docs) == 2 and all(d.metadata["method"] == method for d in docs)
     assert method in retriever.index.methods
-    assert any("ilse-marrow.md" in d.metadata["doc_ids"] for d in docs)
+    # Both documents that name the bridge's designer answer it; each method ranks its own.
+    answering = {"ilse-marrow.md", "great-dunmere-flood.md"}
+    assert any(answering & set(d.metadata["doc_ids"]) for d in docs)
 
 
 # -- LangChain machinery ------------------------------------------------------------------
@@ -389,17 +410,24 @@ def test_qdrant_client_and_vector_store(tmp_path, minilm):
         assert retriever.index.manifest.vectors["backend"] == "server"
         assert retriever.invoke(QUESTION)[0].metadata["doc_ids"] == ["ilse-marrow.md"]
 
-    # A plain LangChain vector store in the same Qdrant, embedding like the index.
+    # A plain LangChain vector store, embedding like the index: its collection becomes the
+    # index's passage collection, and the store's own points stay out of hygraph's results.
     store = QdrantVectorStore.from_documents(
-        documents(NAMES[:1]), HyGraphEmbeddings(minilm), location=":memory:", collection_name="lc"
+        [Document(page_content="A note of the store's own.", metadata={"n": 1})],
+        HyGraphEmbeddings(minilm),
+        location=":memory:",
+        collection_name="lc",
     )
     with HyGraphRetriever.from_documents(
-        documents(NAMES[:2]), method="vanilla", vector_store=store, persist_dir=tmp_path / "b"
+        documents(NAMES[:2]), method="hypergraph", vector_store=store, persist_dir=tmp_path / "b"
     ) as retriever:
         names = {c.name for c in store.client.get_collections().collections}
-        assert "lc" in names and "lc_chunks" in names
-        assert retriever.invoke(QUESTION)[0].metadata["doc_ids"] == ["ilse-marrow.md"]
-    assert store.similarity_search(QUESTION, k=1)  # the store stays open and usable
+        assert "lc" in names and all(n == "lc" or n.startswith("lc_") for n in names)
+        docs = retriever.invoke(QUESTION)
+        assert len(docs) == 2 and docs[0].metadata["doc_ids"] == ["ilse-marrow.md"]
+        # The stock store, open and usable, reads hygraph's passages next to its own.
+        texts = {d.page_content for d in store.similarity_search(QUESTION, k=5)}
+        assert "A note of the store's own." in texts and docs[0].page_content in texts
     with pytest.raises(TypeError, match="QdrantVectorStore"):
         HyGraphRetriever.from_documents([], vector_store=object(), persist_dir=tmp_path / "c")
 

@@ -1,14 +1,17 @@
 """The LangGraph pieces with LangChain's and LangGraph's real classes, offline.
 
-A compiled ``StateGraph`` runs the retrieve node, tools are invoked directly and by a
-prebuilt ``create_react_agent`` whose chat model is a scripted stand-in, all over an index
-of a few sample documents with every registered method built.
+A compiled ``StateGraph`` runs the retrieve node (with its own state and in a plain
+``MessagesState`` chat graph), tools are invoked directly and by an agent built with the
+current, non-deprecated API (``langchain.agents.create_agent`` when ``langchain`` is
+installed, else LangGraph's ``ToolNode`` loop) whose chat model is a scripted stand-in,
+all over an index of a few sample documents with every registered method built.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import warnings
 
 import pytest
 
@@ -20,7 +23,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
-from langgraph.prebuilt import create_react_agent  # noqa: E402
+from langgraph.prebuilt import ToolNode, tools_condition  # noqa: E402
 from pydantic import Field  # noqa: E402
 
 from hygraph.demo import sample_dir  # noqa: E402
@@ -50,19 +53,46 @@ DOCS = [
 TWO_HOP = "Who wrote a musical tribute to the voyage that mapped 2,400 square kilometres of seabed?"
 ONE_HOP = "In what year was Aldercott Shipyard founded?"
 
-# create_react_agent is LangGraph's prebuilt agent; LangGraph 1.x points to its successor in
-# the separate langchain package, which these tests do not need.
-agent_warning = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
-
 
 class ScriptedChatModel(GenericFakeChatModel):
-    """A stand-in tool-calling chat model: replays scripted replies and records its tools."""
+    """A stand-in tool-calling chat model (test double): replays scripted replies, records
+    the tools it is given and every list of messages it is asked to answer."""
 
     bound: list = Field(default_factory=list)
+    seen: list = Field(default_factory=list)
 
     def bind_tools(self, tools, **kwargs):
         self.bound.extend(convert_to_openai_tool(t) for t in tools)
         return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self.seen.append(list(messages))
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+def build_agent(model, tools):
+    """A tool-calling agent with the current API, so no deprecation warning is raised.
+
+    LangGraph 1.x deprecates its ``create_react_agent`` in favour of LangChain 1.x's
+    ``create_agent`` (package ``langchain``). Without that package, the same loop is built
+    from LangGraph's non-deprecated parts: a model node, a ``ToolNode``, ``tools_condition``.
+    """
+    try:
+        from langchain.agents import create_agent
+    except ImportError:
+        bound = model.bind_tools(tools)
+
+        def call_model(state: MessagesState) -> dict:
+            return {"messages": [bound.invoke(state["messages"])]}
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("model", call_model)
+        builder.add_node("tools", ToolNode(tools))
+        builder.add_edge(START, "model")
+        builder.add_conditional_edges("model", tools_condition)
+        builder.add_edge("tools", "model")
+        return builder.compile()
+    return create_agent(model, tools)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +147,11 @@ def test_node_method_override_runs_another_method(retriever):
     node = make_retrieve_node(retriever, method="hypergraph-bridge")
     state = _graph(node).invoke({"question": ONE_HOP})
     assert {d.metadata["method"] for d in state["documents"]} == {"hypergraph-bridge"}
-    assert {"entity", "fact", "chunk"} <= {d.metadata["kind"] for d in state["documents"]}
+    # Passages, each with the graph evidence that led to it; the context has it all.
+    assert {d.metadata["kind"] for d in state["documents"]} == {"chunk"}
+    evidence = [e for d in state["documents"] for e in d.metadata["graph_evidence"]]
+    assert {"entity", "fact"} <= {e.split(":", 1)[0] for e in evidence}
+    assert "Aldercott Shipyard" in state["context"]
     assert retriever.method == "vanilla"  # the override is a copy
     # A spec with options works too; the retriever's top_k (3) still applies.
     bm25 = _graph(make_retrieve_node(retriever, method="bm25:k1=1.2")).invoke({"question": ONE_HOP})
@@ -143,6 +177,69 @@ def test_node_reads_the_last_human_message_and_custom_keys(retriever):
     )
     assert _sources(state["hits"])[0] == "aldercott-shipyard.md"
     assert "1819" in state["text"]
+
+
+def _chat_app(node, model, checkpointer=None):
+    """A plain chat app: ``StateGraph(MessagesState)``, retrieve → generate."""
+
+    def generate(state: MessagesState) -> dict:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("retrieve", node)
+    builder.add_node("generate", generate)
+    builder.add_edge(START, "retrieve")
+    builder.add_edge("retrieve", "generate")
+    builder.add_edge("generate", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+def test_node_in_a_plain_messages_state_graph(retriever):
+    """MessagesState has no documents/context keys: the retrieval lands in the messages."""
+    model = ScriptedChatModel(messages=iter([AIMessage("1819."), AIMessage("In 1819.")]))
+    app = _chat_app(make_retrieve_node(retriever), model)
+    state = app.invoke({"messages": [HumanMessage(ONE_HOP)]})
+    assert set(state) == {"messages"}
+    human, call, result, answer = state["messages"]
+    # An assistant tool call and its result: a history every tool-calling provider accepts.
+    (tool_call,) = call.tool_calls
+    assert tool_call["args"] == {"query": ONE_HOP} and tool_call["id"] == result.tool_call_id
+    assert isinstance(result, ToolMessage) and result.name == "retrieve"
+    assert result.content == retriever.retrieve_with_context(ONE_HOP)[1].strip()
+    assert "1819" in result.content
+    assert [d.metadata["kind"] for d in result.artifact] == ["chunk"] * 3  # top_k=3 passages
+    assert _sources(result.artifact)[0] == "aldercott-shipyard.md"
+    # The generate node answered from the messages as they were, context last.
+    assert model.seen[0][-1].content == result.content and answer.content == "1819."
+    # The async path does the same.
+    astate = asyncio.run(app.ainvoke({"messages": [HumanMessage(ONE_HOP)]}))
+    assert [type(m).__name__ for m in astate["messages"]] == [
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "AIMessage",
+    ]
+    assert astate["messages"][2].content == result.content
+
+
+def test_messages_node_with_a_checkpointer_and_opt_out(retriever):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    model = ScriptedChatModel(messages=iter([AIMessage("1819.")]))
+    app = _chat_app(make_retrieve_node(retriever), model, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+    app.invoke({"messages": [HumanMessage(ONE_HOP)]}, config)
+    saved = app.get_state(config).values["messages"]
+    assert isinstance(saved[2], ToolMessage) and "1819" in saved[2].content
+    # LangGraph's checkpoint serializer gives a message's artifact back as plain dicts.
+    first = saved[2].artifact[0]
+    assert (first.metadata if isinstance(first, Document) else first["metadata"])["kind"] == "chunk"
+    # to_messages=False leaves the messages alone (for a state that keeps documents itself).
+    node = make_retrieve_node(retriever, to_messages=False)
+    assert "messages" not in node.invoke({"messages": [HumanMessage(ONE_HOP)]})
+    # to_messages=True adds them even when the state has no messages yet.
+    forced = make_retrieve_node(retriever, to_messages=True).invoke({"question": ONE_HOP})
+    assert [type(m).__name__ for m in forced["messages"]] == ["AIMessage", "ToolMessage"]
 
 
 def test_question_from_state_prefers_the_question_key():
@@ -263,14 +360,17 @@ def _agent_turns(tool: str, query: str, answer: str) -> ScriptedChatModel:
     return ScriptedChatModel(messages=iter([AIMessage("", tool_calls=[call]), AIMessage(answer)]))
 
 
-@agent_warning
-def test_prebuilt_agent_calls_the_multi_hop_tool(retriever):
+def test_agent_calls_the_multi_hop_tool_without_deprecation_warnings(retriever):
     tools = make_method_tools(retriever, ["vanilla", "bm25", "hypergraph-bridge"])
     model = _agent_turns("search_hypergraph_bridge", TWO_HOP, "Edda Vantreul.")
-    agent = create_react_agent(model, tools)
-    messages = agent.invoke({"messages": [HumanMessage(TWO_HOP)]})["messages"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        agent = build_agent(model, tools)
+        messages = agent.invoke({"messages": [HumanMessage(TWO_HOP)]})["messages"]
     # The model was given all three tools, with their descriptions.
-    assert [t["function"]["name"] for t in model.bound] == [t.name for t in tools]
+    # (create_agent binds them on every model turn, hence the de-duplication).
+    bound = list(dict.fromkeys(t["function"]["name"] for t in model.bound))
+    assert bound == [t.name for t in tools]
     results = [m for m in messages if isinstance(m, ToolMessage)]
     assert [m.name for m in results] == ["search_hypergraph_bridge"]
     # The tool found both hops: the voyage, and the orchestra whose conductor wrote the tribute.
@@ -281,11 +381,10 @@ def test_prebuilt_agent_calls_the_multi_hop_tool(retriever):
     assert messages[-1].content == "Edda Vantreul."
 
 
-@agent_warning
-def test_prebuilt_agent_async_with_keyword_search(retriever):
+def test_agent_async_with_keyword_search(retriever):
     tools = make_method_tools(retriever, ["vanilla", "bm25"])
     model = _agent_turns("search_bm25", "Aldercott Shipyard founded", "1819")
-    agent = create_react_agent(model, tools)
+    agent = build_agent(model, tools)
     messages = asyncio.run(agent.ainvoke({"messages": [HumanMessage(ONE_HOP)]}))["messages"]
     result = next(m for m in messages if isinstance(m, ToolMessage))
     assert result.name == "search_bm25" and "1819" in result.content

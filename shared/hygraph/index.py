@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import numbers
 import os
 import shutil
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -50,8 +51,7 @@ from hygraph.usage import StageUsage, UsageTracker
 from hygraph.vectors import VectorHit, VectorIndex, open_vector_index
 
 DEFAULT_METHODS = ("vanilla", "bm25")
-DEFAULT_CHUNK_SIZE = 1200  # HyperGraphRAG / HiRAG / NodeRAG papers
-DEFAULT_CHUNK_OVERLAP = 100  # same papers
+DEFAULT_CHUNK_OVERLAP = 100  # the papers' overlap when only chunk_size is given
 DEFAULT_BUDGET = 2000
 
 
@@ -125,13 +125,29 @@ class GraphIndex:
             ``llm-noderag``, ``precomputed:FILE``, ``none``, or an extractor object (see
             :mod:`hygraph.extract`). Fixed per index.
         qdrant_url, qdrant_api_key, qdrant_client: keep vectors on a Qdrant server instead of
-            the embedded Qdrant Edge under ``<path>/qdrant``.
-        chunk_size, chunk_overlap: token window for new indexes (papers: 1200/100).
+            the embedded Qdrant Edge under ``<path>/qdrant``. An index made this way is
+            reopened with the same ``qdrant_client`` (or a ``qdrant_url``, which is recorded).
+        qdrant_collection: for a new server index, the name of its passage (chunk)
+            collection, the one a stock LlamaIndex or LangChain Qdrant store reads; the
+            graph's own collections are named from it (``<name>_facts``,
+            ``<name>_entities`` ...). Without it, collections are named
+            ``hygraph_<index directory name>_<collection>``. When the index exists, a
+            different name is an error.
+        qdrant_vector_name: the vector name of the collections a new server index creates
+            ("", the default, is Qdrant's unnamed vector, which LangChain's store reads;
+            LlamaIndex's store made before the collection exists reads ``text-dense``). An
+            existing collection keeps its own.
+        collection_prefix: the former name of ``qdrant_collection`` (a trailing ``_``
+            is dropped: ``"app_"`` names the passage collection ``app``).
+        chunk_size, chunk_overlap: token window for new indexes. By default chunks fit the
+            embedder's input window (256/21 for the bundled MiniLM), or the papers' 1200/100
+            when the embedder reads at least 1,200 tokens.
         progress: progress bars (None: only on a terminal).
         llm_in_retrieval: let retrieval ask the LLM (for question entities). By default
             retrieval is LLM-free: the LLM builds (LLM extraction, summaries) and answers,
             and a query's cost and latency do not depend on it. A retrieval-time call that
-            fails or takes over 20 s falls back to the offline rules with a warning.
+            fails or takes over ``retrieval_timeout`` seconds (default 20) falls back to the
+            offline rules with a warning.
     """
 
     def __init__(
@@ -144,22 +160,36 @@ class GraphIndex:
         qdrant_url: str | None = None,
         qdrant_api_key: str | None = None,
         qdrant_client: Any = None,
+        qdrant_collection: str | None = None,
+        qdrant_vector_name: str | None = None,
         collection_prefix: str | None = None,
         chunk_size: int | None = None,
         chunk_overlap: int | None = None,
         progress: bool | None = None,
         create: bool = True,
         llm_in_retrieval: bool = False,
+        retrieval_timeout: float | None = None,
     ):
+        _check_model(embedder, "embedder")
+        _check_model(llm, "llm")
+        collection = _collection_name(qdrant_collection, collection_prefix)
+        if collection is not None and qdrant_url is None and qdrant_client is None:
+            raise ConfigError(
+                "qdrant_collection names a collection on a Qdrant server: pass qdrant_client= "
+                "or qdrant_url= with it"
+            )
         self.path = Path(path).expanduser()
         self.progress = progress
         self.tracker = UsageTracker()
         self._methods: dict[str, Method] = {}
+        self._closed = False
         manifest_path = self.path / MANIFEST_NAME
         extractor_spec = _extractor_spec(extractor)
         if manifest_path.exists():
             self.manifest = Manifest.load(self.path)
-            self._check_compatible(embedder, chunk_size, chunk_overlap, qdrant_url, qdrant_client)
+            self._check_compatible(
+                embedder, chunk_size, chunk_overlap, qdrant_url, qdrant_client, collection
+            )
             if extractor_spec is not None and extractor_spec != self.manifest.extractor:
                 raise IndexMismatchError(
                     f"index {self.path} extracts with {self.manifest.extractor!r}; it cannot be "
@@ -169,7 +199,13 @@ class GraphIndex:
             self.manifest = Manifest.load(self.path)  # raises IndexNotFoundError
         else:
             self.manifest = self._new_manifest(
-                embedder, chunk_size, chunk_overlap, qdrant_url, qdrant_client, collection_prefix
+                embedder,
+                chunk_size,
+                chunk_overlap,
+                qdrant_url,
+                qdrant_client,
+                collection,
+                qdrant_vector_name,
             )
             self.manifest.extractor = extractor_spec or "offline"
         from hygraph.methods.recipes import register_recipes
@@ -181,8 +217,8 @@ class GraphIndex:
         inner_embedder = resolve_embedder(
             embedder if embedder is not None else self.manifest.embedder
         )
-        self.store = GraphStore(self.path / "graph.sqlite")
         self.vectors: VectorIndex = self._open_vectors(qdrant_url, qdrant_api_key, qdrant_client)
+        self.store = GraphStore(self.path / "graph.sqlite")
         self.resources = Resources(
             path=self.path,
             store=self.store,
@@ -198,6 +234,10 @@ class GraphIndex:
             else None,
             llm_in_retrieval=llm_in_retrieval,
         )
+        if retrieval_timeout is not None:
+            if retrieval_timeout <= 0:
+                raise ConfigError(f"retrieval_timeout must be positive, not {retrieval_timeout}")
+            self.resources.retrieval_timeout = float(retrieval_timeout)
         if not manifest_path.exists():
             self.manifest.save(self.path)
 
@@ -211,13 +251,17 @@ class GraphIndex:
     @classmethod
     def build(
         cls,
-        sources: Iterable[str | Path | Document],
+        sources: Iterable[str | Path | Document] | str | Path | Document,
         path: str | Path,
         *,
         methods: Sequence[str] = DEFAULT_METHODS,
         **kwargs: Any,
     ) -> GraphIndex:
-        """Create (or extend) the index at ``path`` from files, folders or documents."""
+        """Create (or extend) the index at ``path`` from files, folders or documents.
+
+        ``sources`` is a list of them, or a single one (``"docs/"``).
+        """
+        sources = _as_sources(sources)
         index = cls(path, **kwargs)
         index.insert(sources, methods=methods)
         return index
@@ -229,10 +273,12 @@ class GraphIndex:
         chunk_overlap: int | None,
         qdrant_url: str | None,
         qdrant_client: Any,
-        collection_prefix: str | None,
+        collection: str | None,
+        vector_name: str | None,
     ) -> Manifest:
+        from hygraph.ingest.chunker import default_chunking
         from hygraph.ingest.tokenizer import default_tokenizer
-        from hygraph.models.embedders import DEFAULT_EMBEDDER
+        from hygraph.models.embedders import DEFAULT_EMBEDDER, resolve_embedder
 
         if self.path.exists() and any(self.path.iterdir()):
             raise IndexMismatchError(
@@ -245,15 +291,27 @@ class GraphIndex:
             else (embedder if isinstance(embedder, str) else embedder.name)
         )
         if qdrant_url is not None or qdrant_client is not None:
-            prefix = collection_prefix or f"hygraph_{self.path.name}_"
-            vectors = {"backend": "server", "url": qdrant_url, "prefix": prefix}
+            # The naming rule (see hygraph.manifest): a collection is <prefix><name>, except
+            # those listed in "collections". A named index lists its passage collection.
+            vectors: dict[str, Any] = {"backend": "server", "url": qdrant_url}
+            if collection is not None:
+                vectors["prefix"] = f"{collection}_"
+                vectors["collections"] = {CHUNK_COLLECTION: collection}
+            else:
+                vectors["prefix"] = f"hygraph_{self.path.name}_"
+            vectors["vector_name"] = vector_name or ""
         else:
             vectors = {"backend": "edge", "path": "qdrant"}
+        if chunk_size is None:  # fit the embedder's window (the papers' 1200/100 if it reads that)
+            window = getattr(resolve_embedder(embedder or DEFAULT_EMBEDDER), "max_tokens", None)
+            chunk_size, default_overlap = default_chunking(window)
+        else:
+            default_overlap = DEFAULT_CHUNK_OVERLAP
         return Manifest(
             embedder=name,
             dim=None,
-            chunk_size=chunk_size or DEFAULT_CHUNK_SIZE,
-            chunk_overlap=DEFAULT_CHUNK_OVERLAP if chunk_overlap is None else chunk_overlap,
+            chunk_size=chunk_size,
+            chunk_overlap=default_overlap if chunk_overlap is None else chunk_overlap,
             tokenizer=default_tokenizer().name,
             vectors=vectors,
         )
@@ -265,6 +323,7 @@ class GraphIndex:
         chunk_overlap: int | None,
         qdrant_url: str | None,
         qdrant_client: Any,
+        collection: str | None,
     ) -> None:
         m = self.manifest
         if embedder is not None:
@@ -288,15 +347,34 @@ class GraphIndex:
                 f"index {self.path} keeps its vectors embedded (Qdrant Edge); "
                 "it cannot be opened against a Qdrant server"
             )
+        if collection is not None and collection != _passage_collection(m.vectors):
+            # An index made before passages had their own collection recorded only a
+            # prefix: "<name>_" is the same index as the collection name "<name>".
+            legacy = "collections" not in m.vectors and m.vectors.get("prefix") == f"{collection}_"
+            if not legacy:
+                raise IndexMismatchError(
+                    f"index {self.path} keeps its passages in Qdrant collection "
+                    f"{_passage_collection(m.vectors)!r}, not {collection!r}; open it with "
+                    "that collection name or build a new index"
+                )
 
     def _open_vectors(self, url: str | None, api_key: str | None, client: Any) -> VectorIndex:
         spec = self.manifest.vectors
         if spec.get("backend") == "server":
+            url = url or spec.get("url")
+            if url is None and client is None:
+                raise ConfigError(
+                    f"index {self.path} keeps its vectors on a Qdrant server (collection "
+                    f"{_passage_collection(spec)!r}); open it with qdrant_client=QdrantClient(...) "
+                    "or qdrant_url=..."
+                )
             return open_vector_index(
-                url=url or spec.get("url"),
+                url=url,
                 api_key=api_key or os.environ.get("QDRANT_API_KEY"),
                 client=client,
                 prefix=spec["prefix"],
+                names=spec.get("collections"),
+                vector_name=spec.get("vector_name", ""),
             )
         return open_vector_index(self.path / spec.get("path", "qdrant"))
 
@@ -357,7 +435,7 @@ class GraphIndex:
 
     def insert(
         self,
-        sources: Iterable[str | Path | Document] = (),
+        sources: Iterable[str | Path | Document] | str | Path | Document = (),
         *,
         methods: Sequence[str] | None = None,
         max_bytes: int = 100_000_000,
@@ -369,7 +447,9 @@ class GraphIndex:
         sources, this only builds the requested methods over the existing chunks.
         """
         from hygraph.ingest import Chunker, iter_documents
+        from hygraph.ingest.loaders import clean_document
 
+        self._check_open()
         # "name:key=value" sets a new method's options (unknown names fail fast here).
         requested = [parse_method_spec(m) for m in methods or ()]
         for base, options in requested:
@@ -379,7 +459,7 @@ class GraphIndex:
         start = time.perf_counter()
         self.tracker.reset()
         report = InsertReport()
-        sources = list(sources)
+        sources = list(_as_sources(sources))
         paths = [s for s in sources if not isinstance(s, Document)]
         given = [s for s in sources if isinstance(s, Document)]
         # Documents stream from disk one at a time, so a large corpus is never all in memory.
@@ -401,6 +481,7 @@ class GraphIndex:
             )
             for doc in bar:
                 seen += 1
+                doc = clean_document(doc)  # lone surrogates (broken text) are replaced
                 if not doc.text.strip():
                     report.skipped.append((doc.source or doc.id, "empty document"))
                     continue
@@ -566,8 +647,12 @@ class GraphIndex:
         answer: bool = False,
     ) -> QueryResult:
         """Retrieve with ``method``; with ``answer=True`` also ask the LLM to answer."""
+        self._check_open()
+        if not isinstance(question, str):
+            raise InputError(f"the question must be a string, not {type(question).__name__}")
         if not question or not question.strip():
             raise InputError("the question is empty")
+        top_k = _check_top_k(top_k)
         base, _ = parse_method_spec(method)  # unknown name or option → a clear error
         if base not in self.manifest.methods:
             built = ", ".join(self.manifest.methods) or "none"
@@ -657,14 +742,131 @@ class GraphIndex:
         return list(dict.fromkeys(names))
 
     def close(self) -> None:
+        """Close the graph store and the vectors (closing twice is fine).
+
+        Using the index afterwards is a one-line :class:`IndexClosedError`; within one
+        process, other open indexes on the same directory keep working.
+        """
+        if self._closed:
+            return
+        self._closed = True
         self.vectors.close()
         self.store.close()
+        closed = cast(Any, _Closed(self.path))
+        self.vectors = self.store = closed
+        self.resources.vectors = self.resources.store = closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IndexClosedError(f"index {self.path} is closed; open it again")
 
     def __enter__(self) -> GraphIndex:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class IndexClosedError(HygraphError):
+    """A closed :class:`GraphIndex` was used."""
+
+
+class _Closed:
+    """Stands in for the store and vectors of a closed index: any use is a one-line error."""
+
+    def __init__(self, path: Path):
+        self._path = path
+
+    def __getattr__(self, name: str) -> Any:
+        raise IndexClosedError(f"index {self._path} is closed; open it again")
+
+
+def _as_sources(
+    sources: Iterable[str | Path | Document] | str | Path | Document,
+) -> Iterable[str | Path | Document]:
+    """A single file, folder or document as a list of one (a string is not a list of paths)."""
+    if isinstance(sources, (str, os.PathLike, Document)):
+        return [sources]
+    return sources
+
+
+def _check_top_k(top_k: Any) -> int | None:
+    """``top_k`` as an int; anything but a positive whole number is a one-line error."""
+    if top_k is None:
+        return None
+    if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
+        raise ConfigError(f"top_k must be a positive whole number, not {top_k!r}")
+    return int(top_k)
+
+
+#: What the core calls on a model object (see hygraph.models.base), and where the
+#: framework adapters that provide it live.
+_MODEL_INTERFACE = {
+    "llm": (("name", "complete", "acomplete"), "LLM", "LlamaIndexLLM", "LangChainLLM"),
+    "embedder": (
+        ("name", "dim", "embed", "embed_query"),
+        "embedder",
+        "LlamaIndexEmbedder",
+        "LangChainEmbedder",
+    ),
+}
+
+
+def _has(obj: Any, attr: str) -> bool:
+    """Whether ``obj`` has ``attr``, without running a property (``dim`` may call a model).
+
+    Objects that compute attributes (``__getattr__``: proxies, wrappers) are asked.
+    """
+    if hasattr(type(obj), attr) or attr in getattr(obj, "__dict__", {}):
+        return True
+    return hasattr(type(obj), "__getattr__") and hasattr(obj, attr)
+
+
+def _check_model(obj: Any, arg: str) -> None:
+    """Refuse, in one line, a model object that lacks the core interface of ``arg``.
+
+    A LlamaIndex or LangChain model passed to the core directly is the usual slip: the
+    message names its type and the adapter that wraps it.
+    """
+    if obj is None or isinstance(obj, str):
+        return
+    needs, role, llama_adapter, langchain_adapter = _MODEL_INTERFACE[arg]
+    missing = [attr for attr in needs if not _has(obj, attr)]
+    if not missing:
+        return
+    kind = type(obj).__name__
+    top = type(obj).__module__.split(".")[0]
+    if top == "llama_index":
+        hint = f"wrap it: {arg}=llama_index_hygraph.models.{llama_adapter}({kind}(...))"
+    elif top.startswith("langchain"):
+        hint = f"wrap it: {arg}=langchain_hygraph.models.{langchain_adapter}({kind}(...))"
+    else:
+        hint = (
+            f"wrap a LlamaIndex model with llama_index_hygraph.models.{llama_adapter} or a "
+            f"LangChain one with langchain_hygraph.models.{langchain_adapter}, or pass a "
+            "model name"
+        )
+    raise ConfigError(
+        f"{arg}= got a {kind}, which is not a hygraph {role} (it lacks "
+        f"{', '.join(missing)}); {hint}"
+    )
+
+
+def _collection_name(collection: str | None, prefix: str | None) -> str | None:
+    """The passage collection a user named, from ``qdrant_collection`` or the old prefix."""
+    if prefix is not None:
+        if collection is not None:
+            raise ConfigError("pass qdrant_collection or collection_prefix, not both")
+        collection = prefix.rstrip("_") or prefix
+    if collection is not None and (not isinstance(collection, str) or not collection.strip()):
+        raise ConfigError(f"qdrant_collection must be a non-empty string, not {collection!r}")
+    return collection
+
+
+def _passage_collection(spec: dict[str, Any]) -> str:
+    """The server-wide name of a server index's passage collection, from its manifest."""
+    named = (spec.get("collections") or {}).get(CHUNK_COLLECTION)
+    return str(named or f"{spec.get('prefix', '')}{CHUNK_COLLECTION}")
 
 
 def _extractor_spec(extractor: str | Any | None) -> str | None:

@@ -6,8 +6,11 @@ rest is the same and lives here once:
 - :func:`open_for_framework` opens (or creates) the core index a framework object stands
   for: a temporary directory when none is given, a clear error when an index built with
   a framework's embedding is reopened without it (the core cannot rebuild that object
-  from the name in its manifest), and a Qdrant vector store's client and collection
-  prefix in place of ``qdrant_client``/``qdrant_url``.
+  from the name in its manifest), and a framework's Qdrant vector store in place of
+  ``qdrant_client``/``qdrant_url``: its collection becomes the index's passage
+  collection, which the stock store can read, and the graph's own collections are
+  named from it (``app``, ``app_facts``, ``app_entities`` ...). An index in a temporary
+  directory removes what it wrote on a Qdrant server when the process exits.
 - :func:`join_document` turns the parts of one source document (a loader's pages, a
   splitter's pieces) into one core document, since the core chunks whole documents.
 """
@@ -45,7 +48,7 @@ def open_for_framework(
     label: str,
     embedding_hint: str,
     embedder: Any = None,
-    vector_store_qdrant: tuple[Any, str] | None = None,
+    vector_store_qdrant: tuple[Any, str] | tuple[Any, str, str] | None = None,
     **kwargs: Any,
 ) -> GraphIndex:
     """Open or create the core index at ``path`` for a framework integration.
@@ -56,10 +59,16 @@ def open_for_framework(
         label: the framework's name in messages (``"LangChain"``).
         embedding_hint: how to pass the embedding again, for the error message.
         embedder: the resolved core embedder (None: the index's own).
-        vector_store_qdrant: ``(QdrantClient, collection prefix)`` of a framework's
-            Qdrant vector store; exclusive with ``qdrant_client``/``qdrant_url``.
+        vector_store_qdrant: ``(QdrantClient, collection_name)`` or ``(QdrantClient,
+            collection_name, vector_name)`` of a framework's Qdrant vector store (its
+            ``client``, ``collection_name`` and dense vector name: LlamaIndex's
+            ``dense_vector_name``, LangChain's ``vector_name``); exclusive with
+            ``qdrant_client``/``qdrant_url``. The collection is the index's passage
+            collection, named exactly so; the vector name is used if the collection
+            does not exist yet, so the very store object passed in can read it.
         kwargs: the rest of :class:`~hygraph.index.GraphIndex`'s arguments.
     """
+    temporary = path is None
     path = Path(path).expanduser() if path is not None else temporary_index_dir(framework)
     if embedder is None and (path / MANIFEST_NAME).exists():
         built_with = Manifest.load(path).embedder
@@ -68,12 +77,21 @@ def open_for_framework(
                 f"index {path} was built with the {label} embedding {built_with!r}; "
                 f"{embedding_hint}"
             )
-    prefix = None
     if vector_store_qdrant is not None:
         if kwargs.get("qdrant_client") is not None or kwargs.get("qdrant_url") is not None:
             raise ValueError("pass either vector_store or qdrant_client/qdrant_url")
-        kwargs["qdrant_client"], prefix = vector_store_qdrant
-    return GraphIndex(path, embedder=embedder, collection_prefix=prefix, **kwargs)
+        client, collection, *vector_name = vector_store_qdrant
+        kwargs["qdrant_client"] = client
+        kwargs["qdrant_collection"] = collection
+        if vector_name and vector_name[0] is not None:
+            kwargs["qdrant_vector_name"] = vector_name[0]
+    index = GraphIndex(path, embedder=embedder, **kwargs)
+    discard = getattr(index.vectors, "discard_at_exit", None)
+    if temporary and discard is not None:
+        # Nobody can reopen a temporary index, so its vectors on a server would be
+        # strays: a later run with the same collection name would find them.
+        discard()
+    return index
 
 
 def join_document(

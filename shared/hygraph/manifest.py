@@ -5,6 +5,18 @@ dimension), the chunking, the vector backend, the methods built with their
 configs, and a cost report per build. Opening an index checks it, so an index
 is never silently queried with another embedder or read by an incompatible
 version.
+
+``vectors`` says where the vectors are: ``{"backend": "edge", "path": "qdrant"}``
+(Qdrant Edge shards under the index directory), or ``{"backend": "server", "url",
+"prefix", "collections", "vector_name"}`` on a Qdrant server. There, collection ``c``
+is named ``<prefix><c>``, except those that ``collections`` names otherwise. An index
+given a collection name (``qdrant_collection="app"``, or a framework's Qdrant store with
+``collection_name="app"``) records ``"prefix": "app_"`` and ``"collections": {"chunks":
+"app"}``: its passages are in ``app`` and the rest in ``app_facts``, ``app_entities`` ...
+Without a name the prefix is ``hygraph_<index directory name>_``. Manifests written
+before ``collections`` existed have only a prefix and keep their names. ``vector_name``
+("" is Qdrant's unnamed vector) is the vector name of the collections the index creates;
+an existing collection keeps its own.
 """
 
 from __future__ import annotations

@@ -108,6 +108,12 @@ class Resources:
         return self._embedder
 
     @property
+    def embedder_window(self) -> int | None:
+        """How many tokens the embedder reads (the rest of a longer text is not embedded)."""
+        window = getattr(self._inner_embedder, "max_tokens", None)
+        return int(window) if window else None
+
+    @property
     def llm(self) -> LLM | None:
         """The configured LLM (cached on disk), or None when none is configured."""
         if self._llm is None:

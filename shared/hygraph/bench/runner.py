@@ -38,12 +38,23 @@ class BenchConfig:
     ks: list[int] = field(default_factory=lambda: [2, 5, 10])
     budget: int = 2000
     work: Path = Path(".hygraph-bench")
-    chunk_size: int = 1200
-    chunk_overlap: int = 100
+    chunk_size: int | None = None  # None: what a new index would use (fits the embedder)
+    chunk_overlap: int | None = None
     scale: list[float] = field(default_factory=list)
     synthetic: int = 0
     peers_path: Path | None = None
     quiet: bool = False
+
+    def __post_init__(self) -> None:
+        if self.chunk_size is None:
+            from hygraph.ingest.chunker import default_chunking
+            from hygraph.models.embedders import bundled_minilm
+
+            size, overlap = default_chunking(bundled_minilm().max_tokens)
+            self.chunk_size = size
+            self.chunk_overlap = overlap if self.chunk_overlap is None else self.chunk_overlap
+        elif self.chunk_overlap is None:
+            self.chunk_overlap = 100
 
 
 def _say(config: BenchConfig, message: str) -> None:

@@ -270,9 +270,13 @@ class GraphStore:
             end = max(end, c.end_char)
         return out
 
-    def document_metadata(self) -> dict[str, dict[str, Any]]:
-        """Every document's metadata, with its ``doc_id``, ``title`` and ``source`` added."""
-        rows = self._query("SELECT id, title, source, metadata FROM documents ORDER BY rowid")
+    def document_metadata(self, doc_ids: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+        """Documents' metadata (all, or ``doc_ids``) with ``doc_id``, ``title``, ``source``."""
+        sql = "SELECT id, title, source, metadata FROM documents"
+        if doc_ids is None:
+            rows = self._query(sql + " ORDER BY rowid")
+        else:
+            rows = self._query_in(sql + " WHERE id IN ({marks})", list(dict.fromkeys(doc_ids)))
         return {
             doc_id: {**_loads(meta), "doc_id": doc_id, "title": title, "source": source}
             for doc_id, title, source, meta in rows

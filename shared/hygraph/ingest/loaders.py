@@ -3,7 +3,13 @@
 * A text or markdown file is one document. Its id is its path relative to the
   folder argument it was found under (POSIX separators, ``sub/notes.md``), or
   its file name when the file itself was an argument. The text is kept as is
-  (markdown headings included); only a UTF-8 byte-order mark is dropped.
+  (markdown headings included); only a byte-order mark is dropped.
+* Encodings: a byte-order mark says UTF-8, UTF-16 or UTF-32; without one, UTF-8 is
+  tried, then 8-bit text is read as Windows-1252 (Latin-1 for the five bytes it leaves
+  undefined), with a warning since that is a guess. UTF-8 text with a broken byte after
+  valid non-ASCII characters stays UTF-8, the broken bytes becoming U+FFFD (warned). A
+  file with NUL bytes and no byte-order mark, or whose 8-bit reading is mostly control
+  characters, is binary.
 * A ``.jsonl`` file holds one document per non-blank line: a JSON object with a
   string ``text`` and optional ``id`` (string or integer), ``title``; other keys
   become ``metadata``. Without an id, the id is ``"d" + content_hash(title, text)``.
@@ -14,13 +20,21 @@ Anything that cannot become a document (an empty, binary, unreadable or too
 large file, a malformed jsonl line, a repeated id) is skipped: reported to
 ``on_skip``, logged once as a warning on the ``hygraph`` logger and listed in
 :attr:`LoadResult.skipped`; the rest still loads.
+
+Text that no encoder accepts (a lone UTF-16 surrogate, as a jsonl ``"\ud800"`` escape or
+a program's string can hold) would fail the store and the embedder far from its
+source; :func:`clean_document` replaces such characters with U+FFFD and warns with the
+document's id, for files and for :class:`Document` objects alike.
 """
 
 from __future__ import annotations
 
+import codecs
+import dataclasses
 import json
 import logging
 import os
+import re
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -106,7 +120,7 @@ def _read(path: Path, max_bytes: int) -> bytes:
         raise _Skip(_too_large(len(data), max_bytes))
     if not data.strip():
         raise _Skip("empty file")
-    if b"\x00" in data:
+    if b"\x00" in data and _bom(data) is None:
         raise _Skip("binary file (contains NUL bytes)")
     return data
 
@@ -139,16 +153,114 @@ def _too_large(size: int, max_bytes: int) -> str:
     )
 
 
-def _decode(data: bytes) -> str:
+#: Byte-order marks, longest first (the UTF-32 LE mark starts with the UTF-16 LE one).
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+#: Share of control characters (other than whitespace) above which 8-bit data is binary.
+_MAX_CONTROL_SHARE = 0.05
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _bom(data: bytes) -> tuple[int, str] | None:
+    """``(length, codec)`` of the byte-order mark ``data`` starts with, or None."""
+    for mark, codec in _BOMS:
+        if data.startswith(mark):
+            return len(mark), codec
+    return None
+
+
+def _cp1252_or_latin1(error: UnicodeDecodeError) -> tuple[str, int]:
+    """Decode a byte that Windows-1252 leaves undefined as Latin-1 (its C1 control)."""
+    bad = error.object[error.start : error.end]
+    return bytes(bad).decode("latin-1"), error.end
+
+
+codecs.register_error("hygraph-latin1", _cp1252_or_latin1)
+
+
+def _decode_text(data: bytes, source: str = "text") -> str:
+    """The text of a file's bytes, by byte-order mark, UTF-8, or 8-bit Windows-1252.
+
+    Raises :class:`_Skip` for binary data. A UTF-16/32 text with a broken surrogate is
+    decoded with U+FFFD in its place, and a warning names ``source``.
+    """
+    bom = _bom(data)
+    if bom is not None:
+        length, codec = bom
+        try:
+            return data[length:].decode(codec)
+        except UnicodeDecodeError as exc:
+            logger.warning(
+                "%s: invalid %s at byte %d; replaced what cannot be read with U+FFFD",
+                source, codec, exc.start + length,
+            )  # fmt: skip
+            return data[length:].decode(codec, errors="replace")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _Skip(f"binary file (not valid UTF-8 at byte {exc.start})") from None
-    return text.removeprefix("\ufeff")
+        first_bad = exc.start
+    if any(b >= 0x80 for b in data[:first_bad]):
+        # Valid UTF-8 beyond ASCII came first: UTF-8 with a few broken bytes, not 8-bit text.
+        logger.warning(
+            "%s: invalid UTF-8 at byte %d; replaced what cannot be read with U+FFFD",
+            source, first_bad,
+        )  # fmt: skip
+        return data.decode("utf-8", errors="replace")
+    text = data.decode("cp1252", errors="hygraph-latin1")
+    if len(_CONTROL.findall(text)) > _MAX_CONTROL_SHARE * len(text):
+        raise _Skip(f"binary file (not text: not valid UTF-8 at byte {first_bad})")
+    logger.warning("%s is not valid UTF-8 (byte %d); read it as Windows-1252", source, first_bad)
+    return text
+
+
+def _decode(data: bytes, source: str = "text") -> str:
+    return _decode_text(data, source).removeprefix("\ufeff")
+
+
+def clean_document(doc: Document) -> Document:
+    """``doc`` with lone surrogates in its id, text, title, parts and metadata made U+FFFD.
+
+    Such characters cannot be encoded (as UTF-8 for the store, or by an embedder), so
+    one broken document would stop a whole build; replacing them keeps the rest of its
+    text. A surrogate pair written as two characters is joined into the one it stands
+    for. The document is returned unchanged (the same object) when it is clean.
+    """
+    strings = [doc.id, doc.text, doc.title or "", *(doc.parts or ())]
+    strings += [v for v in doc.metadata.values() if isinstance(v, str)]
+    if not any(_SURROGATE.search(s) for s in strings):
+        return doc
+    count = sum(len(_SURROGATE.findall(s)) for s in strings)
+    logger.warning(
+        "document %r holds %d invalid character(s) (lone surrogates); replaced with U+FFFD",
+        doc.id, count,
+    )  # fmt: skip
+    return dataclasses.replace(
+        doc,
+        id=_fix_surrogates(doc.id),
+        text=_fix_surrogates(doc.text),
+        title=_fix_surrogates(doc.title) if doc.title is not None else None,
+        parts=tuple(_fix_surrogates(p) for p in doc.parts) if doc.parts is not None else None,
+        metadata={
+            k: _fix_surrogates(v) if isinstance(v, str) else v for k, v in doc.metadata.items()
+        },
+    )
+
+
+def _fix_surrogates(text: str) -> str:
+    if not _SURROGATE.search(text):
+        return text
+    # Through UTF-16: a valid pair becomes its character, a lone half becomes U+FFFD.
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _text_document(path: Path, doc_id: str, max_bytes: int) -> Document:
-    text = _decode(_read(path, max_bytes))
+    text = _decode(_read(path, max_bytes), os.path.abspath(path))
     if not text.strip():  # e.g. only a BOM and whitespace
         raise _Skip("empty file")
     return Document(id=doc_id, text=text, title=None, source=os.path.abspath(path))
@@ -181,28 +293,44 @@ def _jsonl_record(line: str, line_no: int) -> tuple[str | None, str, str | None,
     return doc_id, text, title or None, obj
 
 
+def _jsonl_lines(data: bytes, source: str) -> Iterator[tuple[int, str | None]]:
+    """``(line number, text)`` of each line; text is None for a line that is not UTF-8.
+
+    A file with a UTF-16/32 byte-order mark is decoded whole first.
+    """
+    bom = _bom(data)
+    if bom is not None and bom[1] != "utf-8":
+        text = _decode_text(data, source)
+        yield from enumerate(text.split("\n"), start=1)
+        return
+    data = data.removeprefix(codecs.BOM_UTF8)
+    # Split on "\n" only: JSON strings may hold raw U+2028 etc., which splitlines() would cut.
+    for line_no, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            yield line_no, raw.decode("utf-8")
+        except UnicodeDecodeError:
+            yield line_no, None
+
+
 def _jsonl_documents(path: Path, max_bytes: int, skip: SkipHandler) -> Iterator[Document]:
     data = _read(path, max_bytes)
     source = os.path.abspath(path)
-    # Split on "\n" only: JSON strings may hold raw U+2028 etc., which splitlines() would cut.
-    for line_no, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
+    for line_no, line in _jsonl_lines(data, source):
+        if line is not None and not line.strip():
             continue
         try:
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise _Skip(f"line {line_no}: not valid UTF-8") from None
-            if line_no == 1:
-                line = line.removeprefix("\ufeff")
+            if line is None:
+                raise _Skip(f"line {line_no}: not valid UTF-8")
             doc_id, text, title, metadata = _jsonl_record(line, line_no)
         except _Skip as exc:
             skip(f"{source}:{line_no}", str(exc))
             continue
         if doc_id is None:
-            doc_id = "d" + content_hash(title or "", text)
-        yield Document(
-            id=doc_id, text=text, title=title, source=f"{source}:{line_no}", metadata=metadata
+            doc_id = "d" + content_hash(_fix_surrogates(title or ""), _fix_surrogates(text))
+        yield clean_document(
+            Document(
+                id=doc_id, text=text, title=title, source=f"{source}:{line_no}", metadata=metadata
+            )
         )
 
 

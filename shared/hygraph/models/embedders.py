@@ -14,8 +14,10 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -83,6 +85,22 @@ class SentenceTransformerEmbedder:
         )
         return int(getter())
 
+    @property
+    def max_tokens(self) -> int | None:
+        """The model's input window in word pieces (texts beyond it are cut), if known.
+
+        Read from the model folder's ``sentence_bert_config.json`` without loading the
+        model (or from the loaded model), so choosing a chunk size stays cheap.
+        """
+        if self._model is not None:
+            return int(self._model.max_seq_length)
+        config = Path(self.model_path) / "sentence_bert_config.json"
+        try:
+            value = json.loads(config.read_text()).get("max_seq_length")
+        except (OSError, ValueError):
+            return None
+        return int(value) if value else None
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -145,6 +163,11 @@ class OpenAIEmbedder:
             max_retries=max_retries,
             http_client=http_client,
         )
+
+    @property
+    def max_tokens(self) -> int | None:
+        """OpenAI's embedding models read 8,191 tokens; other servers' windows are unknown."""
+        return 8191 if self.model.startswith("text-embedding-") else None
 
     @property
     def dim(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,22 @@ def open_vector_index(
     api_key: str | None = None,
     client: Any = None,
     prefix: str = "hygraph_",
+    names: Mapping[str, str] | None = None,
+    vector_name: str = "",
 ) -> VectorIndex:
-    """Embedded Qdrant Edge at ``root`` unless a server ``url`` or ``client`` is given."""
+    """Embedded Qdrant Edge at ``root`` unless a server ``url`` or ``client`` is given.
+
+    On a server, a collection is named ``<prefix><collection>`` unless ``names`` gives it
+    a name of its own; ``vector_name`` is the vector name of collections created there
+    (see :class:`~hygraph.vectors.server.ServerVectorIndex`). Within one process, embedded
+    indexes on the same ``root`` share their loaded shards.
+    """
     if url is not None or client is not None:
         from hygraph.vectors.server import ServerVectorIndex
 
-        return ServerVectorIndex(url, api_key, client=client, prefix=prefix)
+        return ServerVectorIndex(
+            url, api_key, client=client, prefix=prefix, names=names, vector_name=vector_name
+        )
     if root is None:
         raise ValueError("an embedded vector index needs a directory")
     from hygraph.vectors.edge import EdgeVectorIndex

@@ -5,12 +5,20 @@ one place keeps API changes cheap). Each collection is one Edge shard in its own
 folder under the index's ``qdrant/`` directory. Updates go through Qdrant's
 write-ahead log and are flushed after each upsert batch, so a build killed
 mid-way keeps what was written.
+
+A shard folder can be loaded by one process at a time (Qdrant Edge locks it, and has no
+read-only mode). Within a process, the loaded shards are shared: every
+:class:`EdgeVectorIndex` on the same folder (two ``GraphIndex.open(path)``, two framework
+wrappers over one ``persist_dir``) uses the same shard object, counted by a registry, and
+the shard is closed when the last of them closes. Another process gets a one-line error.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +38,27 @@ from hygraph.vectors.base import (
 _SHARD_MARKER = "edge_config.json"
 
 
+@dataclass
+class _Loaded:
+    """A loaded shard, shared by the :class:`EdgeVectorIndex` objects of this process."""
+
+    shard: Any
+    key: str
+    users: int = 0
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+
+#: Loaded shards by real folder path; guarded by ``_REGISTRY_LOCK``.
+_LOADED: dict[str, _Loaded] = {}
+_REGISTRY_LOCK = threading.RLock()
+
+
+def open_shard_count() -> int:
+    """How many shards this process has loaded (for tests and diagnostics)."""
+    with _REGISTRY_LOCK:
+        return len(_LOADED)
+
+
 def _filter(where: Where | None) -> Any:
     if not where:
         return None
@@ -45,46 +74,66 @@ def _filter(where: Where | None) -> Any:
 
 
 class EdgeVectorIndex:
-    """Collections stored as Qdrant Edge shards under ``root`` (one folder each)."""
+    """Collections stored as Qdrant Edge shards under ``root`` (one folder each).
+
+    Shards load lazily and are shared with the other instances of this process on the
+    same folder (see the module docstring); :meth:`close` gives this instance's share back.
+    """
 
     backend = "edge"
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self._shards: dict[str, Any] = {}
-        self._lock = threading.RLock()
+        self._shards: dict[str, _Loaded] = {}  # the shares this instance holds
 
     def _path(self, name: str) -> Path:
         return self.root / name
 
+    def _key(self, name: str) -> str:
+        return os.path.realpath(self._path(name))
+
     def has_collection(self, name: str) -> bool:
         return name in self._shards or (self._path(name) / _SHARD_MARKER).exists()
 
-    def _shard(self, name: str) -> Any:
-        with self._lock:
-            shard = self._shards.get(name)
-            if shard is None:
-                if not self.has_collection(name):
-                    raise KeyError(f"no vector collection {name!r} in {self.root}")
-                from qdrant_edge import EdgeShard
+    def _loaded(self, name: str) -> _Loaded:
+        held = self._shards.get(name)
+        if held is not None:
+            return held
+        with _REGISTRY_LOCK:
+            held = self._shards.get(name)
+            if held is not None:
+                return held
+            if not self.has_collection(name):
+                raise KeyError(f"no vector collection {name!r} in {self.root}")
+            key = self._key(name)
+            loaded = _LOADED.get(key)
+            if loaded is None:
+                loaded = _Loaded(self._load(name), key)
+                _LOADED[key] = loaded
+            loaded.users += 1
+            self._shards[name] = loaded
+            return loaded
 
-                try:
-                    shard = EdgeShard.load(str(self._path(name)))
-                except Exception as err:
-                    if "WouldBlock" in str(err) or "lock" in str(err).lower():
-                        raise HygraphError(
-                            f"the vectors of {self.root.parent} are in use elsewhere (another "
-                            "process or another open GraphIndex); embedded Qdrant opens them "
-                            "once at a time: close the other one, or use a Qdrant server "
-                            "(qdrant_url=...) to share an index"
-                        ) from None
-                    raise
-                self._shards[name] = shard
-            return shard
+    def _load(self, name: str) -> Any:
+        from qdrant_edge import EdgeShard
+
+        try:
+            return EdgeShard.load(str(self._path(name)))
+        except Exception as err:
+            if "WouldBlock" in str(err) or "lock" in str(err).lower():
+                raise HygraphError(
+                    f"the vectors of {self.root.parent} are in use elsewhere (another process); "
+                    "embedded Qdrant opens them in one process at a time: close it, or "
+                    "use a Qdrant server (qdrant_url=...) to share an index"
+                ) from None
+            raise
+
+    def _shard(self, name: str) -> Any:
+        return self._loaded(name).shard
 
     def ensure_collection(self, name: str, dim: int) -> None:
-        with self._lock:
+        with _REGISTRY_LOCK:
             if self.has_collection(name):
                 return
             from qdrant_edge import (
@@ -107,7 +156,9 @@ class EdgeVectorIndex:
                 )
             shard.flush()
             (path / _SHARD_MARKER).write_text(f'{{"dim": {dim}}}\n')
-            self._shards[name] = shard
+            loaded = _Loaded(shard, self._key(name), users=1)
+            _LOADED[loaded.key] = loaded
+            self._shards[name] = loaded
 
     def upsert(
         self,
@@ -124,11 +175,11 @@ class EdgeVectorIndex:
             Point(point_id(i), as_vector_list(v), with_graph_id(i, p))
             for i, v, p in zip(ids, vectors, payloads, strict=True)
         ]
-        shard = self._shard(name)
-        with self._lock:
+        loaded = self._loaded(name)
+        with loaded.lock:
             for start in range(0, len(points), 1024):
-                shard.update(UpdateOperation.upsert_points(points[start : start + 1024]))
-            shard.flush()
+                loaded.shard.update(UpdateOperation.upsert_points(points[start : start + 1024]))
+            loaded.shard.flush()
 
     def search(
         self, name: str, vector: np.ndarray, k: int, *, where: Where | None = None
@@ -150,10 +201,10 @@ class EdgeVectorIndex:
             return
         from qdrant_edge import UpdateOperation
 
-        shard = self._shard(name)
-        with self._lock:
-            shard.update(UpdateOperation.delete_points([point_id(i) for i in ids]))
-            shard.flush()
+        loaded = self._loaded(name)
+        with loaded.lock:
+            loaded.shard.update(UpdateOperation.delete_points([point_id(i) for i in ids]))
+            loaded.shard.flush()
 
     def _retrieve(self, name: str, ids: Sequence[str], with_vector: bool) -> list[Any]:
         if not ids or not self.has_collection(name):
@@ -180,8 +231,13 @@ class EdgeVectorIndex:
         return int(self._shard(name).count(CountRequest(exact=True)))
 
     def close(self) -> None:
-        with self._lock:
-            for shard in self._shards.values():
-                shard.flush()
-                shard.close()
+        """Give back this instance's shards; a shard closes when no instance uses it."""
+        with _REGISTRY_LOCK:
+            for loaded in self._shards.values():
+                loaded.users -= 1
+                with loaded.lock:
+                    loaded.shard.flush()
+                    if loaded.users <= 0:
+                        loaded.shard.close()
+                        _LOADED.pop(loaded.key, None)
             self._shards.clear()
