@@ -1,10 +1,11 @@
 """What the framework layers cost: the same retrieval through the core, LlamaIndex and LangChain.
 
 Builds the bundled sample corpus once with ``HyGraphIndex.from_documents`` and times
-each sample question through ``GraphIndex.retrieve`` (core), the LlamaIndex
-``HyGraphRetriever`` (events, ``NodeWithScore`` conversion) and the LangChain
-``HyGraphRetriever`` (callbacks, ``Document`` conversion) over the same index,
-checking that all three return the same ranking. Prints a Markdown table.
+each sample question through :func:`hygraph.passages.retrieve_passages` (core, the
+integrations' default path), the LlamaIndex ``HyGraphRetriever`` (events,
+``NodeWithScore`` conversion) and the LangChain ``HyGraphRetriever`` (callbacks,
+``Document`` conversion) over the same index, checking that all three return the same
+passages. Prints a Markdown table.
 
     .venv/bin/python benchmarks/integration_overhead.py [--methods vanilla,hypergraph] [--repeat 5]
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 from llama_index.core import Document
 
 from hygraph.demo import sample_documents, sample_questions
+from hygraph.passages import retrieve_passages
 from langchain_hygraph import HyGraphRetriever as LangChainRetriever
 from llama_index_hygraph import HyGraphIndex
 
@@ -42,13 +44,13 @@ def main(argv: list[str] | None = None) -> int:
         print("|---|---:|---:|---:|---|")
         for method in methods:
             llama = index.as_retriever(method=method, top_k=args.top_k)
-            chain = LangChainRetriever(index=index.graph_index, method=method, top_k=args.top_k)
+            chain = LangChainRetriever(index=index.graph_index, method=method, k=args.top_k)
             core_ms, li_ms, lc_ms, same = [], [], [], True
             for question in questions:
                 llama.retrieve(question)  # warm (query embedding cache stays on for all)
                 for _ in range(args.repeat):
                     t = time.perf_counter()
-                    result = index.graph_index.retrieve(question, method, top_k=args.top_k)
+                    result = retrieve_passages(index.graph_index, question, method, args.top_k)
                     core_ms.append(1000 * (time.perf_counter() - t))
                     t = time.perf_counter()
                     nodes = llama.retrieve(question)
@@ -56,9 +58,9 @@ def main(argv: list[str] | None = None) -> int:
                     t = time.perf_counter()
                     docs = chain.invoke(question)
                     lc_ms.append(1000 * (time.perf_counter() - t))
-                kinds = [i.kind for i in result.items]
-                same &= [n.node.metadata["kind"] for n in nodes] == kinds
-                same &= [d.metadata["kind"] for d in docs] == kinds
+                ids = [p.id for p in result.passages]
+                same &= [n.node.metadata.get("chunk_id", n.node.id_) for n in nodes] == ids
+                same &= [d.metadata.get("chunk_id", d.metadata.get("id")) for d in docs] == ids
             core, li, lc = (statistics.median(v) for v in (core_ms, li_ms, lc_ms))
             print(
                 f"| {method} | {core:.2f} | {li:.2f} ({li - core:+.2f}) "

@@ -424,7 +424,8 @@ def test_qdrant_client_and_vector_store(tmp_path, minilm):
         names = {c.name for c in store.client.get_collections().collections}
         assert "lc" in names and all(n == "lc" or n.startswith("lc_") for n in names)
         docs = retriever.invoke(QUESTION)
-        assert len(docs) == 2 and docs[0].metadata["doc_ids"] == ["ilse-marrow.md"]
+        chunks = retriever.index.store.counts()["chunks"]
+        assert len(docs) == min(4, chunks) and docs[0].metadata["doc_ids"] == ["ilse-marrow.md"]
         # The stock store, open and usable, reads hygraph's passages next to its own.
         texts = {d.page_content for d in store.similarity_search(QUESTION, k=5)}
         assert "A note of the store's own." in texts and docs[0].page_content in texts

@@ -73,7 +73,11 @@ def top_sources(docs: list[Document], n: int = 5) -> list[str]:
 
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory, minilm) -> HyGraphRetriever:
-    """hypergraph-bridge over the twelve sample documents (vanilla, bm25, noderag built)."""
+    """hypergraph-bridge over the twelve sample documents (vanilla, bm25, noderag built).
+
+    One chunk per document (the papers' 1200-token chunks), so "distinct sources" and
+    per-document filters can be checked passage by passage.
+    """
     built = HyGraphRetriever.from_documents(
         documents(),
         HyGraphEmbeddings(minilm),  # positional, as in VectorStore.from_documents
@@ -82,6 +86,8 @@ def retriever(tmp_path_factory, minilm) -> HyGraphRetriever:
         persist_dir=tmp_path_factory.mktemp("passages") / "index",
         k=5,
         progress=False,
+        chunk_size=1200,
+        chunk_overlap=100,
     )
     yield built
     built.close()
@@ -162,7 +168,9 @@ def test_noderag_recall_through_langchain_equals_the_core(retriever, tmp_path, m
     core_docs = [
         CoreDocument(id=p.name, text=p.read_text(), source=p.name) for p in sample_documents()
     ]
-    with GraphIndex(tmp_path / "core", embedder=minilm, progress=False) as core:
+    with GraphIndex(
+        tmp_path / "core", embedder=minilm, progress=False, chunk_size=1200, chunk_overlap=100
+    ) as core:
         core.insert(core_docs, methods=["noderag"])
         noderag = HyGraphRetriever(index=retriever.index, method="noderag", k=5)
         for question in sample_questions():

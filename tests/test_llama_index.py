@@ -15,6 +15,7 @@ import pytest
 
 pytest.importorskip("llama_index.core")
 
+from li_support import ScriptedLLM, li_documents  # noqa: E402
 from llama_index.core import (  # noqa: E402
     Document,
     Settings,
@@ -33,12 +34,8 @@ from llama_index.core.instrumentation import get_dispatcher  # noqa: E402
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler  # noqa: E402
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent  # noqa: E402
 from llama_index.core.llms import (  # noqa: E402
-    CompletionResponse,
-    CustomLLM,
-    LLMMetadata,
     MockLLM,
 )
-from llama_index.core.llms.callbacks import llm_completion_callback  # noqa: E402
 from llama_index.core.postprocessor import (  # noqa: E402
     MetadataReplacementPostProcessor,
     SimilarityPostprocessor,
@@ -52,7 +49,6 @@ from llama_index.core.schema import (  # noqa: E402
 )
 from pydantic import Field, PrivateAttr  # noqa: E402
 
-from hygraph.demo import sample_dir  # noqa: E402
 from hygraph.errors import ConfigError, IndexNotFoundError, UnknownMethodError  # noqa: E402
 from hygraph.methods.base import available_methods  # noqa: E402
 from hygraph.passages import retrieve_passages  # noqa: E402
@@ -64,31 +60,7 @@ ANSWER = "Ilse Marrow designed the Caddow Bridge."
 
 
 def documents(names: list[str] = NAMES) -> list[Document]:
-    """Sample documents as an app would load them: LlamaIndex Documents with metadata."""
-    return [
-        Document(text=(sample_dir() / n).read_text(), id_=n, metadata={"file_name": n})
-        for n in names
-    ]
-
-
-class ScriptedLLM(CustomLLM):
-    """Scripted stand-in for a real LLM (test double): always ``ANSWER``, prompts recorded."""
-
-    prompts: list[str] = Field(default_factory=list)
-
-    @property
-    def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name="scripted")
-
-    @llm_completion_callback()
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        self.prompts.append(prompt)
-        return CompletionResponse(text=ANSWER)
-
-    @llm_completion_callback()
-    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
-        self.prompts.append(prompt)
-        yield CompletionResponse(text=ANSWER, delta=ANSWER)
+    return li_documents(names)
 
 
 class CountingEmbedding(BaseEmbedding):

@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("llama_index.core")
 
+from li_support import li_documents  # noqa: E402
 from llama_index.core import Document, Settings  # noqa: E402
 from llama_index.core.ingestion import IngestionPipeline  # noqa: E402
 from llama_index.core.node_parser import (  # noqa: E402
@@ -32,10 +33,7 @@ QUESTION = "Who designed the Caddow Bridge?"
 
 
 def documents(names: list[str] = NAMES) -> list[Document]:
-    return [
-        Document(text=(sample_dir() / n).read_text(), id_=n, metadata={"file_name": n})
-        for n in names
-    ]
+    return li_documents(names)
 
 
 def splitter() -> SentenceSplitter:
@@ -91,8 +89,16 @@ def test_whole_documents_are_chunked_by_the_core(tmp_path, minilm):
         Settings._transformations = saved
     with index:
         core = index.graph_index
-        assert all(len(core.store.chunks_of(n)) == 1 for n in NAMES)  # short: one window each
-        assert len(index.docstore.docs) == len(NAMES)
+        from hygraph.ingest import Chunker
+        from hygraph.ingest import Document as CoreDocument
+
+        # The core's own windows (the index's chunk size), not the splitter's nodes.
+        chunker = Chunker(core.manifest.chunk_size, core.manifest.chunk_overlap)
+        for name in NAMES:
+            text = (sample_dir() / name).read_text()
+            expected = [c.text for c in chunker(CoreDocument(name, text))]
+            assert [c.text for c in core.store.chunks_of(name)] == expected
+        assert len(index.docstore.docs) == sum(len(core.store.chunks_of(n)) for n in NAMES)
 
 
 def test_docstore_neighbours_serve_prev_next(tmp_path, minilm):

@@ -13,9 +13,8 @@ import pytest
 
 pytest.importorskip("llama_index.core")
 
+from li_support import ScriptedLLM  # noqa: E402
 from llama_index.core import Document, get_response_synthesizer  # noqa: E402
-from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata  # noqa: E402
-from llama_index.core.llms.callbacks import llm_completion_callback  # noqa: E402
 from llama_index.core.postprocessor import (  # noqa: E402
     LongContextReorder,
     SimilarityPostprocessor,
@@ -28,7 +27,6 @@ from llama_index.core.vector_stores import (  # noqa: E402
     MetadataFilter,
     MetadataFilters,
 )
-from pydantic import Field  # noqa: E402
 
 from hygraph.demo import sample_documents, sample_questions  # noqa: E402
 from hygraph.passages import retrieve_passages  # noqa: E402
@@ -39,25 +37,6 @@ QUESTION = (
     "In what year was the institution where the designer of the Caddow Bridge studied set up?"
 )
 ANSWER = "It was set up in 1874 [1]."
-
-
-class ScriptedLLM(CustomLLM):
-    """Scripted stand-in for a real LLM (test double): always ``ANSWER``, prompts recorded."""
-
-    prompts: list[str] = Field(default_factory=list)
-
-    @property
-    def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name="scripted")
-
-    @llm_completion_callback()
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        self.prompts.append(prompt)
-        return CompletionResponse(text=ANSWER)
-
-    @llm_completion_callback()
-    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
-        yield self.complete(prompt)
 
 
 def _metadata(position: int, name: str) -> dict[str, Any]:
@@ -123,7 +102,7 @@ def test_graph_evidence_is_attached_and_shown_to_the_llm_only(index):
     assert context == retriever.last_result.context and "Entities" in context
     assert context == retrieve_passages(index.graph_index, QUESTION, "hypergraph", 5).result.context
     # The evidence reaches a stock synthesizer's prompt next to the passage.
-    llm = ScriptedLLM()
+    llm = ScriptedLLM(answer=ANSWER)
     response = get_response_synthesizer(llm=llm).synthesize(QUESTION, nodes=nodes)
     assert str(response) == ANSWER and "entity: Ilse Marrow" in llm.prompts[-1]
 
@@ -144,15 +123,18 @@ def test_stock_postprocessors_and_citations_work_unchanged(index):
     assert sorted(_ids(reordered)) == sorted(_ids(nodes)) and len(reordered) == 5
 
     engine = index.as_query_engine(
-        llm=ScriptedLLM(),
+        llm=ScriptedLLM(answer=ANSWER),
         similarity_top_k=5,
         node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=0.1)],
     )
     response = engine.query(QUESTION)
     documents = list(dict.fromkeys(n.node.ref_doc_id for n in response.source_nodes))
-    assert documents[0] == "ilse-marrow.md" and len(documents) == len(response.source_nodes)
+    # Sources are passages; a long document split into two chunks may be cited twice.
+    assert documents[0] == "ilse-marrow.md" and len(documents) <= len(response.source_nodes)
 
-    citing = CitationQueryEngine.from_args(index, llm=ScriptedLLM(), similarity_top_k=5)
+    citing = CitationQueryEngine.from_args(
+        index, llm=ScriptedLLM(answer=ANSWER), similarity_top_k=5
+    )
     cited = citing.query(QUESTION)
     assert str(cited) == ANSWER
     sources = [n.node.get_content() for n in cited.source_nodes]
@@ -276,7 +258,7 @@ def test_filters_reach_the_retriever_through_engines_and_doc_ids(index):
     only = MetadataFilters(
         filters=[MetadataFilter(key="file_name", value="colworth-university.md")]
     )
-    engine = index.as_query_engine(llm=ScriptedLLM(), filters=only, similarity_top_k=1)
+    engine = index.as_query_engine(llm=ScriptedLLM(answer=ANSWER), filters=only, similarity_top_k=1)
     assert [n.node.ref_doc_id for n in engine.query(QUESTION).source_nodes] == [
         "colworth-university.md"
     ]
@@ -304,4 +286,4 @@ def test_top_k_slips_are_one_line_errors(index, value, error, message):
         index.as_retriever(similarity_top_k=value)
     assert str(err.value) == message
     with pytest.raises(error, match="similarity_top_k must be a positive int"):
-        index.as_query_engine(llm=ScriptedLLM(), similarity_top_k=value)
+        index.as_query_engine(llm=ScriptedLLM(answer=ANSWER), similarity_top_k=value)

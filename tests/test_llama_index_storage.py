@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("llama_index.core")
 
+from li_support import li_documents  # noqa: E402
 from llama_index.core import (  # noqa: E402
     Document,
     StorageContext,
@@ -21,7 +22,6 @@ from llama_index.core import (  # noqa: E402
 )
 from llama_index.core.indices.registry import INDEX_STRUCT_TYPE_TO_INDEX_CLASS  # noqa: E402
 
-from hygraph.demo import sample_dir  # noqa: E402
 from hygraph.errors import IndexNotFoundError  # noqa: E402
 from llama_index_hygraph import HyGraphIndex, HyGraphIndexStruct  # noqa: E402
 
@@ -30,10 +30,7 @@ QUESTION = "Who designed the Caddow Bridge?"
 
 
 def documents(names: list[str] = NAMES) -> list[Document]:
-    return [
-        Document(text=(sample_dir() / n).read_text(), id_=n, metadata={"file_name": n})
-        for n in names
-    ]
+    return li_documents(names)
 
 
 def passages(index: HyGraphIndex) -> list[tuple[str, float]]:

@@ -140,8 +140,8 @@ class GraphIndex:
         collection_prefix: the former name of ``qdrant_collection`` (a trailing ``_``
             is dropped: ``"app_"`` names the passage collection ``app``).
         chunk_size, chunk_overlap: token window for new indexes. By default chunks fit the
-            embedder's input window (256/21 for the bundled MiniLM), or the papers' 1200/100
-            when the embedder reads at least 1,200 tokens.
+            embedder's input window with room for the title (240/20 for the bundled
+            MiniLM), or the papers' 1200/100 when the embedder reads 1,200 tokens or more.
         progress: progress bars (None: only on a terminal).
         llm_in_retrieval: let retrieval ask the LLM (for question entities). By default
             retrieval is LLM-free: the LLM builds (LLM extraction, summaries) and answers,

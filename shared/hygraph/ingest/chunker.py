@@ -28,19 +28,23 @@ DEFAULT_OVERLAP = 100
 #: The papers' chunking (HyperGraphRAG, HiRAG, NodeRAG), for embedders that read that much.
 PAPER_CHUNK_SIZE = 1200
 PAPER_CHUNK_OVERLAP = 100
+#: Room left in the embedder's window for the title line and the model's special tokens.
+HEADER_TOKENS = 16
 
 
 def default_chunking(window: int | None) -> tuple[int, int]:
     """``(size, overlap)`` for a new index whose embedder reads ``window`` tokens.
 
     The papers' 1200/100 when the embedder reads at least 1,200 tokens (or its window is
-    unknown); otherwise chunks as long as the window, with the papers' overlap ratio
-    (1/12), so nothing a chunk holds is cut off before it is embedded. The bundled
-    MiniLM reads 256 word pieces: 256/21.
+    unknown); otherwise chunks that fit the window with room for the title line that is
+    embedded with them (``HEADER_TOKENS``), with the papers' overlap ratio (1/12), so
+    nothing a chunk holds is cut off before it is embedded. The bundled MiniLM reads 256
+    word pieces: 240/20.
     """
     if not window or window >= PAPER_CHUNK_SIZE:
         return PAPER_CHUNK_SIZE, PAPER_CHUNK_OVERLAP
-    return window, max(1, window * PAPER_CHUNK_OVERLAP // PAPER_CHUNK_SIZE)
+    size = max(16, window - HEADER_TOKENS)
+    return size, max(1, size * PAPER_CHUNK_OVERLAP // PAPER_CHUNK_SIZE)
 
 
 def _validate(size: int, overlap: int) -> None:

@@ -152,6 +152,7 @@ class ChunkVectors(Layer):
         window = res.embedder_window
         if window is None or str(res.path) in _WARNED:
             return
+        from hygraph.ingest.chunker import HEADER_TOKENS
         from hygraph.ingest.tokenizer import default_tokenizer
 
         tok = default_tokenizer()
@@ -159,10 +160,10 @@ class ChunkVectors(Layer):
         if long:
             _WARNED.add(str(res.path))
             log.warning(
-                "%d chunk(s) are longer than the embedder's %d-token window; their ends are "
-                "not embedded, so dense search misses what they say late. Build the index "
-                "with chunk_size=%d or less (the default fits the window)",
-                long, window, window,
+                "%d chunk(s) with their title line are longer than the embedder's %d-token "
+                "window; their ends are not embedded, so dense search misses what they say "
+                "late. Use a smaller chunk_size (the default leaves %d tokens for the title)",
+                long, window, HEADER_TOKENS,
             )  # fmt: skip
 
     def delete(self, res: Resources, removed: DeleteResult) -> None:
