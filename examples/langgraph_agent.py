@@ -3,8 +3,7 @@
 Indexes the bundled sample corpus with three methods, then answers a two-hop question
 three ways: a ``StateGraph`` with the hygraph retrieve node and a generate node, a plain
 ``StateGraph(MessagesState)`` chat app where the node records the retrieval in the
-messages, and an agent (LangChain 1.x's ``create_agent`` when ``langchain`` is installed,
-else the same loop from LangGraph's ``ToolNode``) that chooses among one search tool per
+messages, and an agent (LangChain 1.x's ``create_agent``) that chooses among one search tool per
 method. Runs offline: scripted chat models stand in for the LLMs.
 
     python examples/langgraph_agent.py [INDEX_DIR]
@@ -20,7 +19,6 @@ from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
 
 from hygraph.demo import sample_documents
 from langchain_hygraph import HyGraphRetriever
@@ -45,23 +43,10 @@ def sources(documents: list[Document]) -> list[str]:
 
 
 def build_agent(model, tools):
-    """A tool-calling agent with the current API (no deprecation warning).
+    """A tool-calling agent with LangChain 1.x's ``create_agent`` (the current API; LangGraph
+    1.x deprecates its ``create_react_agent``)."""
+    from langchain.agents import create_agent
 
-    LangChain 1.x's ``create_agent`` when the ``langchain`` package is installed; without
-    it, the same model ⇄ tools loop from LangGraph's ``ToolNode`` and ``tools_condition``
-    (LangGraph 1.x deprecates its ``create_react_agent`` in favour of ``create_agent``).
-    """
-    try:
-        from langchain.agents import create_agent
-    except ImportError:
-        bound = model.bind_tools(tools)
-        builder = StateGraph(MessagesState)
-        builder.add_node("model", lambda state: {"messages": [bound.invoke(state["messages"])]})
-        builder.add_node("tools", ToolNode(tools))
-        builder.add_edge(START, "model")
-        builder.add_conditional_edges("model", tools_condition)
-        builder.add_edge("tools", "model")
-        return builder.compile()
     return create_agent(model, tools)
 
 

@@ -539,17 +539,9 @@ class HyGraphRetriever(BaseRetriever):
         """
         _check_embedding_argument(embedding)
         settings = check_arguments(
-            {
-                "method": method,
-                "k": k,
-                "top_k": top_k,
-                "budget": budget,
-                "search_type": search_type,
-                "search_kwargs": search_kwargs,
-                "results": results,
-                "chunking": chunking,
-            }
-        )
+            dict(method=method, k=k, top_k=top_k, budget=budget, search_type=search_type,
+                 search_kwargs=search_kwargs, results=results, chunking=chunking)
+        )  # fmt: skip
         if persist_dir is not None and qdrant_path is not None:
             if Path(qdrant_path).expanduser() != Path(persist_dir).expanduser():
                 raise ValueError(
@@ -620,17 +612,9 @@ class HyGraphRetriever(BaseRetriever):
         manifest = Manifest.load(path)  # no index there: a clear error, nothing created
         chosen = method or next(iter(manifest.methods), DEFAULT_METHOD)
         settings = check_arguments(
-            {
-                "method": chosen,
-                "k": k,
-                "top_k": top_k,
-                "budget": budget,
-                "search_type": search_type,
-                "search_kwargs": search_kwargs,
-                "results": results,
-                "chunking": chunking,
-            }
-        )
+            dict(method=chosen, k=k, top_k=top_k, budget=budget, search_type=search_type,
+                 search_kwargs=search_kwargs, results=results, chunking=chunking)
+        )  # fmt: skip
         index = open_graph_index(
             path,
             embedding=embedding,

@@ -23,7 +23,6 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
-from langgraph.prebuilt import ToolNode, tools_condition  # noqa: E402
 from pydantic import Field  # noqa: E402
 
 from hygraph.demo import sample_dir  # noqa: E402
@@ -71,27 +70,10 @@ class ScriptedChatModel(GenericFakeChatModel):
 
 
 def build_agent(model, tools):
-    """A tool-calling agent with the current API, so no deprecation warning is raised.
+    """A tool-calling agent with the current API (LangChain 1.x ``create_agent``), as the
+    example builds it: LangGraph 1.x deprecates its ``create_react_agent``."""
+    from langchain.agents import create_agent
 
-    LangGraph 1.x deprecates its ``create_react_agent`` in favour of LangChain 1.x's
-    ``create_agent`` (package ``langchain``). Without that package, the same loop is built
-    from LangGraph's non-deprecated parts: a model node, a ``ToolNode``, ``tools_condition``.
-    """
-    try:
-        from langchain.agents import create_agent
-    except ImportError:
-        bound = model.bind_tools(tools)
-
-        def call_model(state: MessagesState) -> dict:
-            return {"messages": [bound.invoke(state["messages"])]}
-
-        builder = StateGraph(MessagesState)
-        builder.add_node("model", call_model)
-        builder.add_node("tools", ToolNode(tools))
-        builder.add_edge(START, "model")
-        builder.add_conditional_edges("model", tools_condition)
-        builder.add_edge("tools", "model")
-        return builder.compile()
     return create_agent(model, tools)
 
 
