@@ -932,3 +932,51 @@ def test_hypergraph_on_a_qdrant_server_client(tmp_path, minilm):
     result = index.query(question, "hypergraph-bridge", top_k=3)
     assert result.passages[:2] == ["lighthouse", "fenwick"]
     index.close()
+
+
+class FlakyExtractor(ScriptedExtractor):
+    """Test double: the scripted extractor, except that it fails on the chunks of one
+    document (as an LLM that keeps timing out would) until ``healed`` is set."""
+
+    def __init__(self, script, failing: str):
+        super().__init__(script)
+        self.failing = failing
+        self.healed = False
+
+    def extract(self, chunks):
+        keep = [c for c in chunks if self.healed or c.doc_id != self.failing]
+        return super().extract(keep)
+
+
+def test_chunks_extracted_late_reach_the_layers(tmp_path, minilm):
+    """A chunk whose extraction failed stays pending in the layers that read extractions,
+    and the build that finally extracts it takes it in: the result equals a clean build."""
+    failing = DOCS[0].id
+    flaky = FlakyExtractor(SCRIPT, failing)
+    with GraphIndex(tmp_path / "flaky", extractor=flaky, progress=False) as index:
+        index.insert(DOCS, methods=["hypergraph"])
+        missing = {c.id for c in index.store.chunks_of(failing)}
+        assert not missing & index.store.done_items("extract")
+        assert not missing & index.store.done_items("layer:hypergraph")
+        assert not missing & index.store.done_items("layer:entity-vectors")
+        flaky.healed = True
+        index.insert([], methods=["hypergraph"])  # the next build extracts and takes them in
+        assert missing <= index.store.done_items("layer:hypergraph")
+        late = index.store.counts()["nodes"]
+        late_vectors = {c: index.vectors.count(c) for c in ("facts", "entities")}
+    clean = ScriptedExtractor(SCRIPT)
+    with GraphIndex(tmp_path / "clean", extractor=clean, progress=False) as index:
+        index.insert(DOCS, methods=["hypergraph"])
+        assert index.store.counts()["nodes"] == late
+        assert {c: index.vectors.count(c) for c in ("facts", "entities")} == late_vectors
+
+
+def test_rebuild_gives_the_hypergraph_of_a_clean_build(tmp_path, minilm):
+    """``rebuild`` resets the hypergraph layer (facts, incidences, fact vectors, progress)
+    and builds it again from the stored extractions: the same as a clean build."""
+    with GraphIndex(tmp_path / "idx", extractor=ScriptedExtractor(SCRIPT), progress=False) as index:
+        index.insert(DOCS, methods=["hypergraph"])
+        before = (index.store.counts(), index.vectors.count("facts"))
+        assert before[0]["nodes"].get("fact", 0) > 0
+        index.rebuild(["hypergraph"])
+        assert (index.store.counts(), index.vectors.count("facts")) == before

@@ -276,3 +276,124 @@ def test_llm_extraction_through_the_index_retries_failed_chunks(tmp_path, minilm
         first, second = (b["usage"]["stages"]["extract"] for b in index.manifest.builds)
         assert first["llm_calls"] == 3 and first["prompt_tokens"] == 450
         assert second["llm_calls"] == 1 and second["llm_cached_calls"] == 0
+
+
+def test_a_creation_killed_before_the_manifest_is_finished_by_the_next_run(
+    tmp_path, minilm, monkeypatch
+):
+    """A kill after graph.sqlite exists but before manifest.json is written must not leave a
+    directory every later run refuses: the next run finishes creating the index."""
+    from hygraph.manifest import Manifest
+
+    path = tmp_path / "idx"
+
+    def killed(self, directory):
+        raise KeyboardInterrupt  # the process dies before the manifest is written
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Manifest, "save", killed)
+        with pytest.raises(KeyboardInterrupt):
+            GraphIndex(path, embedder=minilm, progress=False)
+    assert (path / "graph.sqlite").exists() and not (path / MANIFEST_NAME).exists()
+    with GraphIndex(path, embedder=minilm, progress=False) as index:
+        index.insert(DOCS, methods=["vanilla"])
+        assert index.retrieve("When did the shipyard close?", "vanilla").chunks
+    assert (path / MANIFEST_NAME).exists() and not (path / ".hygraph-creating").exists()
+    # A directory that never was ours is still refused.
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    with pytest.raises(IndexMismatchError, match="not a hygraph index"):
+        GraphIndex(foreign, embedder=minilm, progress=False)
+
+
+def test_an_unknown_method_creates_nothing(tmp_path, capsys):
+    from hygraph.cli import main
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("Some text.")
+    target = tmp_path / "new-index"
+    assert main(["index", str(docs), "--index", str(target), "--method", "no-such-method"]) == 2
+    assert "unknown method 'no-such-method'" in capsys.readouterr().err
+    assert not target.exists()
+    with pytest.raises(UnknownMethodError):
+        GraphIndex.build([docs], tmp_path / "other", methods=["no-such-method"])
+    assert not (tmp_path / "other").exists()
+
+
+def test_a_delete_killed_half_way_is_finished_by_the_next_run(tmp_path, minilm, monkeypatch):
+    """A kill after the store's delete committed but before the vectors were dropped leaves
+    orphan vectors; the repeated delete (or the next insert) finishes the cleanup, and the
+    index ends equal to one where the delete ran through."""
+    from hygraph.layers.chunks import ChunkVectors
+    from hygraph.layers.entity_vectors import EntityVectors
+
+    gone = DOCS[1].id
+
+    def build(path):
+        index = GraphIndex(path, embedder=minilm, progress=False)
+        index.insert(DOCS, methods=["vanilla", "hypergraph"])
+        return index
+
+    with build(tmp_path / "clean") as clean:
+        clean.delete(gone)
+        expected = (
+            clean.store.counts(),
+            clean.vectors.count("chunks"),
+            clean.vectors.count("entities"),
+        )
+
+    index = build(tmp_path / "killed")
+    chunks = [c.id for c in index.store.chunks_of(gone)]
+
+    def killed(self, res, removed):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(ChunkVectors, "delete", killed)
+        with pytest.raises(KeyboardInterrupt):
+            index.delete(gone)
+    index.close()
+    with GraphIndex.open(tmp_path / "killed", embedder=minilm, progress=False) as index:
+        assert index.store.document_hash(gone) is None
+        assert index.vectors.existing("chunks", chunks)  # orphans left by the kill
+        index.delete(gone)  # reports nothing missing: it finishes the cleanup
+        assert not index.vectors.existing("chunks", chunks)
+        got = (index.store.counts(), index.vectors.count("chunks"), index.vectors.count("entities"))
+        assert got == expected
+        with pytest.raises(Exception, match="no document"):
+            index.delete(gone)  # now it is really gone
+    # The next insert finishes a pending delete too.
+    index = build(tmp_path / "killed-2")
+    with monkeypatch.context() as patched:
+        patched.setattr(EntityVectors, "delete", killed)
+        with pytest.raises(KeyboardInterrupt):
+            index.delete(gone)
+    index.insert([], methods=["vanilla"])
+    assert (index.vectors.count("chunks"), index.vectors.count("entities")) == expected[1:]
+    index.close()
+
+
+def test_a_second_writer_fails_at_once_and_writes_nothing(tmp_path, minilm):
+    """While another process holds the index's write lock, an insert fails in one line
+    before storing anything; once the lock is released it goes through."""
+    import fcntl
+    import os
+
+    from hygraph.locks import LOCK_NAME, IndexBusyError
+
+    with GraphIndex(tmp_path / "idx", embedder=minilm, progress=False) as index:
+        index.insert(DOCS[:1], methods=["vanilla"])
+        handle = os.open(tmp_path / "idx" / LOCK_NAME, os.O_RDWR)
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # "another process" writing
+        os.pwrite(handle, b"4242", 0)
+        try:
+            with pytest.raises(IndexBusyError, match="being written by process 4242"):
+                index.insert(DOCS[1:], methods=["vanilla"])
+            assert index.store.counts()["documents"] == 1  # nothing was committed
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            os.close(handle)
+        index.insert(DOCS[1:], methods=["vanilla"])
+        assert index.store.counts()["documents"] == len(DOCS)

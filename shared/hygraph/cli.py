@@ -221,7 +221,10 @@ def _format_usage(usage: dict[str, Any]) -> str:
 
 def cmd_index(args: argparse.Namespace) -> int:
     from hygraph.index import DEFAULT_METHODS
+    from hygraph.methods.base import parse_method_spec
 
+    for spec in args.methods or ():
+        parse_method_spec(spec)  # an unknown method or option fails before anything is created
     index = _open(
         args,
         create=True,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import numbers
 import os
 import shutil
@@ -41,6 +42,7 @@ from hygraph.errors import ConfigError, HygraphError, IndexMismatchError, InputE
 from hygraph.graph.store import DeleteResult, GraphStore
 from hygraph.ingest.documents import Document
 from hygraph.layers.base import BASE_LAYERS, Layer, get_layer, layer_order
+from hygraph.locks import WriterLock
 from hygraph.manifest import MANIFEST_NAME, Manifest
 from hygraph.methods.base import Method, get_method, parse_method_spec
 from hygraph.models.base import LLM, Embedder
@@ -53,6 +55,10 @@ from hygraph.vectors import VectorHit, VectorIndex, open_vector_index
 DEFAULT_METHODS = ("vanilla", "bm25")
 DEFAULT_CHUNK_OVERLAP = 100  # the papers' overlap when only chunk_size is given
 DEFAULT_BUDGET = 2000
+#: Store meta key of the deletes whose layer cleanup has not finished yet.
+PENDING_DELETES_KEY = "pending_deletes"
+#: Present in a new index directory from its creation until its manifest is written.
+CREATING_MARKER = ".hygraph-creating"
 
 
 @dataclass
@@ -183,6 +189,7 @@ class GraphIndex:
         self.tracker = UsageTracker()
         self._methods: dict[str, Method] = {}
         self._closed = False
+        self._writer = WriterLock(self.path)
         manifest_path = self.path / MANIFEST_NAME
         extractor_spec = _extractor_spec(extractor)
         if manifest_path.exists():
@@ -240,6 +247,7 @@ class GraphIndex:
             self.resources.retrieval_timeout = float(retrieval_timeout)
         if not manifest_path.exists():
             self.manifest.save(self.path)
+            (self.path / CREATING_MARKER).unlink(missing_ok=True)
 
     # -- opening ------------------------------------------------------------------------
 
@@ -262,6 +270,8 @@ class GraphIndex:
         ``sources`` is a list of them, or a single one (``"docs/"``).
         """
         sources = _as_sources(sources)
+        for spec in methods:
+            parse_method_spec(spec)  # an unknown method fails before anything is created
         index = cls(path, **kwargs)
         index.insert(sources, methods=methods)
         return index
@@ -280,11 +290,15 @@ class GraphIndex:
         from hygraph.ingest.tokenizer import default_tokenizer
         from hygraph.models.embedders import DEFAULT_EMBEDDER, resolve_embedder
 
-        if self.path.exists() and any(self.path.iterdir()):
+        marker = self.path / CREATING_MARKER
+        if self.path.exists() and any(self.path.iterdir()) and not marker.exists():
             raise IndexMismatchError(
                 f"{self.path} exists and is not a hygraph index; choose an empty or new directory"
             )
+        # Until the manifest is written, the marker says the directory is ours: a creation
+        # killed half-way is finished by the next run instead of being refused for good.
         self.path.mkdir(parents=True, exist_ok=True)
+        marker.touch()
         name = (
             DEFAULT_EMBEDDER
             if embedder is None
@@ -444,14 +458,38 @@ class GraphIndex:
 
         Unchanged documents are skipped; a document whose content changed replaces its
         old version. Methods already in the index are kept up to date as well. With no
-        sources, this only builds the requested methods over the existing chunks.
+        sources, this only builds the requested methods over the existing chunks. One
+        process writes an index at a time: another one's write fails at once
+        (:class:`~hygraph.locks.IndexBusyError`), before anything is written.
         """
+        with self._writer.held():
+            return self._insert(sources, methods=methods, max_bytes=max_bytes)
+
+    def delete(self, doc_id: str) -> DeleteResult:
+        """Remove a document and everything derived only from it, in every layer."""
+        with self._writer.held():
+            return self._delete(doc_id)
+
+    def rebuild(self, methods: Sequence[str]) -> InsertReport:
+        """Build the layers of ``methods`` again from scratch over the indexed chunks."""
+        with self._writer.held():
+            return self._rebuild(methods)
+
+    def _insert(
+        self,
+        sources: Iterable[str | Path | Document] | str | Path | Document = (),
+        *,
+        methods: Sequence[str] | None = None,
+        max_bytes: int = 100_000_000,
+    ) -> InsertReport:
+        """The body of :meth:`insert`, under the write lock."""
         from hygraph.ingest import Chunker, iter_documents
         from hygraph.ingest.loaders import clean_document
 
         self._check_open()
         # "name:key=value" sets a new method's options (unknown names fail fast here).
         requested = [parse_method_spec(m) for m in methods or ()]
+        self._finish_deletes(self._pending_deletes())  # a delete killed half-way ends first
         for base, options in requested:
             if base not in self.manifest.methods and options:
                 self._methods.pop(base, None)
@@ -556,8 +594,8 @@ class GraphIndex:
         names = [layer for m in self.manifest.methods for layer in self.method(m).layers]
         return layer_order(names)
 
-    def rebuild(self, methods: Sequence[str]) -> InsertReport:
-        """Build the layers of ``methods`` again from scratch over the indexed chunks.
+    def _rebuild(self, methods: Sequence[str]) -> InsertReport:
+        """The body of :meth:`rebuild`, under the write lock.
 
         For layers whose inserts do not recompute everything (``noderag``'s heterograph
         keeps its communities, elements and attributes), this recomputes them over the
@@ -576,14 +614,45 @@ class GraphIndex:
             if layer not in BASE_LAYERS:
                 self.layer(layer).reset(self.resources)
 
-    def delete(self, doc_id: str) -> DeleteResult:
-        """Remove a document and everything derived only from it, in every layer."""
+    def _delete(self, doc_id: str) -> DeleteResult:
+        """Remove a document and everything derived only from it, in every layer.
+
+        The store's delete commits together with a journal entry of what it removed; the
+        entry is cleared once every layer has forgotten the document (vectors included).
+        A delete killed in between is finished by the next delete or insert, so a
+        deleted document never lingers in a vector collection.
+        """
+        pending = self._pending_deletes()
         if self.store.document_hash(doc_id) is None:
+            if doc_id in pending:
+                self._finish_deletes({doc_id: pending[doc_id]})
+                return pending[doc_id]
             raise InputError(f"no document {doc_id!r} in index {self.path}")
-        removed = self.store.delete_document(doc_id)
-        for name in self._built_layers():
-            self.layer(name).delete(self.resources, removed)
+        self._finish_deletes(pending)
+        with self.store.transaction():
+            removed = self.store.delete_document(doc_id)
+            self._journal_delete(removed)
+        self._finish_deletes({doc_id: removed})
         return removed
+
+    def _pending_deletes(self) -> dict[str, DeleteResult]:
+        """Deletes whose layer cleanup did not finish (journaled in the store)."""
+        raw = json.loads(self.store.get_meta(PENDING_DELETES_KEY) or "{}")
+        return {doc: DeleteResult(**fields) for doc, fields in raw.items()}
+
+    def _journal_delete(self, removed: DeleteResult) -> None:
+        raw = json.loads(self.store.get_meta(PENDING_DELETES_KEY) or "{}")
+        raw[removed.doc_id] = dataclasses.asdict(removed)
+        self.store.set_meta(PENDING_DELETES_KEY, json.dumps(raw))
+
+    def _finish_deletes(self, pending: dict[str, DeleteResult]) -> None:
+        """Run every layer's delete for journaled deletes (idempotent), then clear them."""
+        for doc_id, removed in pending.items():
+            for name in self._built_layers():
+                self.layer(name).delete(self.resources, removed)
+            raw = json.loads(self.store.get_meta(PENDING_DELETES_KEY) or "{}")
+            raw.pop(doc_id, None)
+            self.store.set_meta(PENDING_DELETES_KEY, json.dumps(raw))
 
     # -- reading ------------------------------------------------------------------------
 

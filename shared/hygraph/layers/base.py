@@ -51,6 +51,9 @@ class Layer:
     requires: ClassVar[tuple[str, ...]] = ()
     collections: ClassVar[tuple[str, ...]] = ()
     task: ClassVar[str | None] = None
+    #: Whether the layer reads chunks' extractions: then it takes only extracted chunks,
+    #: and chunks extracted by a later build (an LLM that failed on them) reach it then.
+    after_extraction: ClassVar[bool] = False
     stage: ClassVar[str | None] = None  # usage stage of a build (default ``build:<name>``)
     Config: ClassVar[type[LayerConfig]] = LayerConfig
 
@@ -66,11 +69,22 @@ class Layer:
         return cls.Config(**{n: getattr(options, n) for n in names if hasattr(options, n)})
 
     def pending(self, res: Resources) -> list[str]:
-        """Chunks not yet in the layer (all chunks for layers without a task)."""
+        """Chunks not yet in the layer (all chunks for layers without a task).
+
+        A layer that reads extractions waits for a chunk's extraction: a chunk whose
+        extraction failed stays pending here too, and is taken in once a later build
+        has extracted it.
+        """
+        chunks = res.store.chunk_ids()
         if self.task is None:
-            return res.store.chunk_ids()
+            return chunks
         done = res.store.done_items(self.task)
-        return [c for c in res.store.chunk_ids() if c not in done]
+        pending = [c for c in chunks if c not in done]
+        if self.after_extraction and pending:
+            extracted = extracted_chunks(res)
+            if extracted is not None:
+                pending = [c for c in pending if c in extracted]
+        return pending
 
     def update(self, res: Resources) -> int:
         """Bring the layer up to date with the store; returns how many chunks it took in.
@@ -99,6 +113,13 @@ class Layer:
         """Remove the layer so the next update rebuilds it over every chunk."""
         if self.task is not None:
             res.store.clear_progress(self.task)
+
+
+def extracted_chunks(res: Resources) -> set[str] | None:
+    """Chunks the index's extractor has processed (None: the index extracts nothing)."""
+    if res.extractor_name == "none" and res.extractor_override is None:
+        return None
+    return res.store.done_items("extract")
 
 
 def in_batches(

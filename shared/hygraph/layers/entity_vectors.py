@@ -55,6 +55,7 @@ class EntityVectors(Layer):
     description = "entity vectors ('name: description'), refreshed when descriptions change"
     requires = ("entity-graph",)
     collections = (ENTITY_COLLECTION,)
+    after_extraction = True
     task = "layer:entity-vectors"
     Config = EntityVectorsConfig
 

@@ -37,6 +37,7 @@ class HypergraphLayer(Layer):
     description = "n-ary facts as hyperedges (fact nodes + incidence edges) and fact vectors"
     requires = ("entity-graph", "entity-vectors")
     collections = (FACT_COLLECTION,)
+    after_extraction = True
     task = "layer:hypergraph"
     Config = HypergraphLayerConfig
 

@@ -42,6 +42,7 @@ class RelationVectors(Layer):
     description = "relation vectors ('source label target: descriptions') in 'relations'"
     requires = ("entity-graph",)
     collections = (RELATION_COLLECTION,)
+    after_extraction = True
     task = "layer:relation-vectors"
 
     def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:

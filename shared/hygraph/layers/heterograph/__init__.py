@@ -56,6 +56,7 @@ class HeterographLayer(Layer):
     requires = ("entity-graph", "chunks")
     collections = (NODE_COLLECTION,)
     task = LAYER_TASK
+    after_extraction = True
     Config = HeterographConfig
 
     config: HeterographConfig
