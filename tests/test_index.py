@@ -397,3 +397,19 @@ def test_a_second_writer_fails_at_once_and_writes_nothing(tmp_path, minilm):
             os.close(handle)
         index.insert(DOCS[1:], methods=["vanilla"])
         assert index.store.counts()["documents"] == len(DOCS)
+
+
+def test_info_works_while_another_process_holds_the_vectors(tmp_path, minilm, monkeypatch):
+    """Qdrant Edge locks a shard to the process that writes it; ``info`` still answers,
+    marking those collections busy instead of failing."""
+    from hygraph.errors import HygraphError
+
+    with GraphIndex(tmp_path / "idx", embedder=minilm, progress=False) as index:
+        index.insert(DOCS, methods=["vanilla"])
+
+        def locked(name):
+            raise HygraphError("the vectors are in use elsewhere (another process)")
+
+        monkeypatch.setattr(index.vectors, "count", locked)
+        info = index.info()
+    assert info["vectors"] == {"chunks": "busy"} and info["counts"]["documents"] == len(DOCS)

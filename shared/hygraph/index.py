@@ -794,14 +794,22 @@ class GraphIndex:
             "path": str(self.path),
             "manifest": self.manifest.to_dict(),
             "counts": counts,
-            "vectors": {
-                name: self.vectors.count(name)
-                for name in self._collections()
-                if self.vectors.has_collection(name)
-            },
+            "vectors": self._vector_counts(),
             "disk_bytes": size,
             "last_build": self.manifest.builds[-1] if self.manifest.builds else None,
         }
+
+    def _vector_counts(self) -> dict[str, int | str]:
+        """Points per collection; ``"busy"`` where another process holds the embedded shard
+        (a build in progress), so ``info`` works while an index is being written."""
+        counts: dict[str, int | str] = {}
+        for name in self._collections():
+            try:
+                if self.vectors.has_collection(name):
+                    counts[name] = self.vectors.count(name)
+            except HygraphError:
+                counts[name] = "busy"
+        return counts
 
     def _collections(self) -> list[str]:
         """The shared chunk collection and those of the built layers."""
