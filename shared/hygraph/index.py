@@ -635,26 +635,38 @@ class GraphIndex:
         self._finish_deletes({doc_id: removed})
         return removed
 
+    def _journal(self) -> dict[str, dict[str, Any]]:
+        """The delete journal: doc id -> ``{"result": DeleteResult fields, "done": [layers]}``."""
+        return json.loads(self.store.get_meta(PENDING_DELETES_KEY) or "{}")
+
     def _pending_deletes(self) -> dict[str, DeleteResult]:
         """Deletes whose layer cleanup did not finish (journaled in the store)."""
-        raw = json.loads(self.store.get_meta(PENDING_DELETES_KEY) or "{}")
-        return {doc: DeleteResult(**fields) for doc, fields in raw.items()}
+        return {doc: DeleteResult(**e["result"]) for doc, e in self._journal().items()}
 
     def _journal_delete(self, removed: DeleteResult) -> None:
-        raw = json.loads(self.store.get_meta(PENDING_DELETES_KEY) or "{}")
-        raw[removed.doc_id] = dataclasses.asdict(removed)
-        self.store.set_meta(PENDING_DELETES_KEY, json.dumps(raw))
+        journal = self._journal()
+        journal[removed.doc_id] = {"result": dataclasses.asdict(removed), "done": []}
+        self.store.set_meta(PENDING_DELETES_KEY, json.dumps(journal))
 
     def _finish_deletes(self, pending: dict[str, DeleteResult]) -> None:
-        """Run every layer's delete for journaled deletes (idempotent), then clear them."""
+        """Run the layer deletes a journaled delete has not finished, then clear it.
+
+        Each layer's completion is journaled as it happens, so a rerun repeats only the
+        layer that was interrupted (a layer delete that rewrites summaries is not run
+        twice over already rewritten text).
+        """
         for doc_id, removed in pending.items():
             for name in self._built_layers():
+                journal = self._journal()
+                if name in journal.get(doc_id, {}).get("done", []):
+                    continue
                 self.layer(name).delete(self.resources, removed)
-            raw = json.loads(self.store.get_meta(PENDING_DELETES_KEY) or "{}")
-            raw.pop(doc_id, None)
-            self.store.set_meta(PENDING_DELETES_KEY, json.dumps(raw))
-
-    # -- reading ------------------------------------------------------------------------
+                if doc_id in journal:
+                    journal[doc_id]["done"].append(name)
+                    self.store.set_meta(PENDING_DELETES_KEY, json.dumps(journal))
+            journal = self._journal()
+            journal.pop(doc_id, None)
+            self.store.set_meta(PENDING_DELETES_KEY, json.dumps(journal))
 
     def chunk_texts(self, chunk_ids: Iterable[str]) -> dict[str, str]:
         """Chunk texts as embedded and shown: the document title (if any) as a header line."""

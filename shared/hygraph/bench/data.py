@@ -44,7 +44,12 @@ def load_dataset(path: str | Path) -> Dataset:
     questions: list[Question] = []
     qpath = root / "questions.jsonl"
     if qpath.is_file():
-        for line_no, line in enumerate(qpath.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            lines = qpath.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as exc:
+            where = f"{exc.reason} at byte {exc.start}"
+            raise InputError(f"{qpath}: not UTF-8 text ({where})") from None
+        for line_no, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
@@ -58,8 +63,9 @@ def load_dataset(path: str | Path) -> Dataset:
                         type=str(raw.get("type", "all")),
                     )
                 )
-            except (ValueError, KeyError, TypeError) as exc:
-                raise InputError(f"{qpath}:{line_no}: bad question record ({exc})") from exc
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:
+                detail = str(exc)[:200] if not isinstance(exc, RecursionError) else "too deep"
+                raise InputError(f"{qpath}:{line_no}: bad question record ({detail})") from None
     extraction = root / "extraction.jsonl"
     return Dataset(
         path=root,

@@ -272,6 +272,8 @@ def _jsonl_record(line: str, line_no: int) -> tuple[str | None, str, str | None,
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
         raise _Skip(f"line {line_no}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except (RecursionError, ValueError) as exc:  # nested or sized past what can be read
+        raise _Skip(f"line {line_no}: unreadable JSON ({type(exc).__name__})") from None
     if not isinstance(obj, dict):
         raise _Skip(f"line {line_no}: expected a JSON object, got {type(obj).__name__}")
     text = obj.pop("text", None)

@@ -426,7 +426,7 @@ def clean_summary(text: str) -> str:
     if body.startswith("{") and body.endswith("}"):
         try:
             data = json.loads(body)
-        except ValueError:
+        except (RecursionError, ValueError):  # not JSON, or nested / sized past reading
             data = None
         if isinstance(data, Mapping):
             inner = pick(lower_keys(data), _SUMMARY_KEYS)

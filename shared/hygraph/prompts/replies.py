@@ -166,7 +166,12 @@ def parse_json_payload(text: str) -> Any:
                 break
             try:
                 value, _end = _DECODER.raw_decode(candidate, pos)
-            except json.JSONDecodeError:
+            except (RecursionError, ValueError) as err:
+                if not isinstance(err, json.JSONDecodeError):
+                    # Nested past the parser's depth, or a number past Python's digit limit:
+                    # hostile or broken output, not JSON a parser should trust.
+                    what = type(err).__name__
+                    raise ParseError(f"the reply's JSON cannot be read ({what})") from None
                 value = _repair(candidate[pos:])
                 if _usable(value):
                     return value
@@ -201,10 +206,15 @@ def pick(item: Mapping[str, Any], keys: Iterable[str]) -> Any:
     return None
 
 
-def as_text(value: Any, sep: str = " ") -> str:
+#: Nesting past this depth is not a value a model meant; it reads as empty.
+MAX_TEXT_DEPTH = 20
+
+
+def as_text(value: Any, sep: str = " ", _depth: int = 0) -> str:
     """A string from whatever a model gave: strings stripped, finite numbers printed (whole
-    ones without ``.0``), lists joined with ``sep``, objects by their name/text/value."""
-    if value is None or isinstance(value, bool):
+    ones without ``.0``), lists joined with ``sep``, objects by their name/text/value.
+    Lists and objects nested deeper than ``MAX_TEXT_DEPTH`` give ``""``."""
+    if value is None or isinstance(value, bool) or _depth > MAX_TEXT_DEPTH:
         return ""
     if isinstance(value, str):
         return value.strip()
@@ -213,10 +223,10 @@ def as_text(value: Any, sep: str = " ") -> str:
             return ""
         return str(int(value)) if float(value).is_integer() else str(value)
     if isinstance(value, list | tuple):
-        parts = (as_text(v, sep) for v in value)
+        parts = (as_text(v, sep, _depth + 1) for v in value)
         return sep.join(p for p in parts if p)
     if isinstance(value, Mapping):
-        return as_text(pick(lower_keys(value), ("name", "text", "value")), sep)
+        return as_text(pick(lower_keys(value), ("name", "text", "value")), sep, _depth + 1)
     return ""
 
 

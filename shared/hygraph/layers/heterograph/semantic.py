@@ -84,10 +84,11 @@ def semantic_edges(
     if not ids or k <= 0:
         return []
     if exact:
-        pairs = knn_edges(vectors, k)
+        # Keys in id order, as on the other path: the edge set must not depend on the order
+        # nodes were listed in (a build resumed after a kill lists them differently).
         return [
-            Edge(ids[i], ids[j], EdgeKind.SEMANTIC, 1.0, {"cosine": round(s, 4)})
-            for i, j, s in pairs
+            Edge(*sorted((ids[i], ids[j])), EdgeKind.SEMANTIC, 1.0, {"cosine": round(s, 4)})
+            for i, j, s in knn_edges(vectors, k)
         ]
     edges: dict[tuple[str, str], float] = {}
     for node_id, vector in zip(ids, vectors, strict=True):

@@ -1,0 +1,1 @@
+"""Reliability campaigns of hygraph (see the modules of this package)."""
