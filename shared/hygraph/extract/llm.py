@@ -163,8 +163,20 @@ class _LLMExtractorBase:
 
         Raises:
             ModelError: the call failed (after the model's own retries).
-            ParseError: only with a CachedLLM, the reply did not parse.
+            ParseError: the reply was cut off at the token limit, or (with a CachedLLM)
+                did not parse.
         """
+        response = await self._complete(messages, parser)
+        if response.truncated:
+            # A reply cut off at the token limit parses (the parsers are tolerant) but misses
+            # what came after the cut: the chunk fails and stays pending, never half-stored.
+            raise ParseError("the reply was cut off at the token limit (finish_reason=length)")
+        return response
+
+    async def _complete(
+        self, messages: Sequence[Message], parser: Callable[[str], object]
+    ) -> LLMResponse:
+        """The completion itself (see :meth:`_call`)."""
         params = self._params()
         extra: dict[str, Any] = {"validate": parser} if isinstance(self.llm, CachedLLM) else {}
         if self._send_response_format and not self._json_mode_confirmed:
