@@ -101,22 +101,24 @@ def chunk_document(
     chunks: list[Chunk] = []
     for index, (start, end) in enumerate(window_bounds(len(starts), size, overlap)):
         start_char = starts[start]
-        end_char = ends[end - 1]
-        piece = text[start_char:end_char]
-        chunks.append(
-            Chunk(
-                id=Chunk.make_id(doc.id, piece),
-                doc_id=doc.id,
-                index=index,
-                text=piece,
-                n_tokens=end - start,
-                start_char=start_char,
-                end_char=end_char,
-                start_token=start,
-                end_token=end,
-            )
-        )
+        piece = text[start_char : ends[end - 1]]
+        chunks.append(_chunk(doc.id, index, piece, start_char, start, end - start))
     return chunks
+
+
+def _chunk(doc_id: str, index: int, text: str, char: int, token: int, n_tokens: int) -> Chunk:
+    """A chunk of ``doc_id`` starting at character ``char`` and token ``token``."""
+    return Chunk(
+        id=Chunk.make_id(doc_id, text),
+        doc_id=doc_id,
+        index=index,
+        text=text,
+        n_tokens=n_tokens,
+        start_char=char,
+        end_char=char + len(text),
+        start_token=token,
+        end_token=token + n_tokens,
+    )
 
 
 def _given_chunks(doc: Document, tok: Tokenizer) -> list[Chunk]:
@@ -125,19 +127,7 @@ def _given_chunks(doc: Document, tok: Tokenizer) -> list[Chunk]:
     char = token = 0
     for index, piece in enumerate(doc.parts or ()):
         n = tok.count(piece)
-        chunks.append(
-            Chunk(
-                id=Chunk.make_id(doc.id, piece),
-                doc_id=doc.id,
-                index=index,
-                text=piece,
-                n_tokens=n,
-                start_char=char,
-                end_char=char + len(piece),
-                start_token=token,
-                end_token=token + n,
-            )
-        )
+        chunks.append(_chunk(doc.id, index, piece, char, token, n))
         char += len(piece) + len(PART_SEPARATOR)
         token += n
     return chunks
