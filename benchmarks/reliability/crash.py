@@ -322,7 +322,8 @@ def snapshot(path: Path, questions: list[str]) -> dict[str, Any]:
     """Everything compared: store contents, vector points, checks, rankings."""
     from hygraph import GraphIndex
     from hygraph.graph.heterograph import node_type
-    from hygraph.index import CREATING_MARKER, PENDING_DELETES_KEY
+    from hygraph.graph.journal import JOURNAL_KEY as PENDING_DELETES_KEY
+    from hygraph.index import CREATING_MARKER
     from hygraph.vectors.base import point_id
 
     snap: dict[str, Any] = {}

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
-import numbers
 import os
 import shutil
 import time
@@ -38,7 +36,9 @@ from typing import Any, cast
 
 import numpy as np
 
+from hygraph.checks import as_sources, check_model, check_top_k
 from hygraph.errors import ConfigError, HygraphError, IndexMismatchError, InputError
+from hygraph.graph.journal import DeleteJournal
 from hygraph.graph.store import DeleteResult, GraphStore
 from hygraph.ingest.documents import Document
 from hygraph.layers.base import BASE_LAYERS, Layer, get_layer, layer_order
@@ -55,8 +55,6 @@ from hygraph.vectors import VectorHit, VectorIndex, open_vector_index
 DEFAULT_METHODS = ("vanilla", "bm25")
 DEFAULT_CHUNK_OVERLAP = 100  # the papers' overlap when only chunk_size is given
 DEFAULT_BUDGET = 2000
-#: Store meta key of the deletes whose layer cleanup has not finished yet.
-PENDING_DELETES_KEY = "pending_deletes"
 #: Present in a new index directory from its creation until its manifest is written.
 CREATING_MARKER = ".hygraph-creating"
 
@@ -176,8 +174,8 @@ class GraphIndex:
         llm_in_retrieval: bool = False,
         retrieval_timeout: float | None = None,
     ):
-        _check_model(embedder, "embedder")
-        _check_model(llm, "llm")
+        check_model(embedder, "embedder")
+        check_model(llm, "llm")
         collection = _collection_name(qdrant_collection, collection_prefix)
         if collection is not None and qdrant_url is None and qdrant_client is None:
             raise ConfigError(
@@ -269,7 +267,7 @@ class GraphIndex:
 
         ``sources`` is a list of them, or a single one (``"docs/"``).
         """
-        sources = _as_sources(sources)
+        sources = as_sources(sources)
         for spec in methods:
             parse_method_spec(spec)  # an unknown method fails before anything is created
         index = cls(path, **kwargs)
@@ -489,7 +487,7 @@ class GraphIndex:
         self._check_open()
         # "name:key=value" sets a new method's options (unknown names fail fast here).
         requested = [parse_method_spec(m) for m in methods or ()]
-        self._finish_deletes(self._pending_deletes())  # a delete killed half-way ends first
+        self._finish_deletes(self._journal.pending())  # a delete killed half-way ends first
         for base, options in requested:
             if base not in self.manifest.methods and options:
                 self._methods.pop(base, None)
@@ -497,7 +495,7 @@ class GraphIndex:
         start = time.perf_counter()
         self.tracker.reset()
         report = InsertReport()
-        sources = list(_as_sources(sources))
+        sources = list(as_sources(sources))
         paths = [s for s in sources if not isinstance(s, Document)]
         given = [s for s in sources if isinstance(s, Document)]
         # Documents stream from disk one at a time, so a large corpus is never all in memory.
@@ -622,7 +620,7 @@ class GraphIndex:
         A delete killed in between is finished by the next delete or insert, so a
         deleted document never lingers in a vector collection.
         """
-        pending = self._pending_deletes()
+        pending = self._journal.pending()
         if self.store.document_hash(doc_id) is None:
             if doc_id in pending:
                 self._finish_deletes({doc_id: pending[doc_id]})
@@ -631,22 +629,14 @@ class GraphIndex:
         self._finish_deletes(pending)
         with self.store.transaction():
             removed = self.store.delete_document(doc_id)
-            self._journal_delete(removed)
+            self._journal.record(removed)
         self._finish_deletes({doc_id: removed})
         return removed
 
-    def _journal(self) -> dict[str, dict[str, Any]]:
-        """The delete journal: doc id -> ``{"result": DeleteResult fields, "done": [layers]}``."""
-        return json.loads(self.store.get_meta(PENDING_DELETES_KEY) or "{}")
-
-    def _pending_deletes(self) -> dict[str, DeleteResult]:
-        """Deletes whose layer cleanup did not finish (journaled in the store)."""
-        return {doc: DeleteResult(**e["result"]) for doc, e in self._journal().items()}
-
-    def _journal_delete(self, removed: DeleteResult) -> None:
-        journal = self._journal()
-        journal[removed.doc_id] = {"result": dataclasses.asdict(removed), "done": []}
-        self.store.set_meta(PENDING_DELETES_KEY, json.dumps(journal))
+    @property
+    def _journal(self) -> DeleteJournal:
+        """The store's delete journal (a view over its meta table, nothing cached)."""
+        return DeleteJournal(self.store)
 
     def _finish_deletes(self, pending: dict[str, DeleteResult]) -> None:
         """Run the layer deletes a journaled delete has not finished, then clear it.
@@ -656,17 +646,12 @@ class GraphIndex:
         twice over already rewritten text).
         """
         for doc_id, removed in pending.items():
+            done = self._journal.layers_done(doc_id)
             for name in self._built_layers():
-                journal = self._journal()
-                if name in journal.get(doc_id, {}).get("done", []):
-                    continue
-                self.layer(name).delete(self.resources, removed)
-                if doc_id in journal:
-                    journal[doc_id]["done"].append(name)
-                    self.store.set_meta(PENDING_DELETES_KEY, json.dumps(journal))
-            journal = self._journal()
-            journal.pop(doc_id, None)
-            self.store.set_meta(PENDING_DELETES_KEY, json.dumps(journal))
+                if name not in done:
+                    self.layer(name).delete(self.resources, removed)
+                    self._journal.layer_done(doc_id, name)
+            self._journal.clear(doc_id)
 
     def chunk_texts(self, chunk_ids: Iterable[str]) -> dict[str, str]:
         """Chunk texts as embedded and shown: the document title (if any) as a header line."""
@@ -733,7 +718,7 @@ class GraphIndex:
             raise InputError(f"the question must be a string, not {type(question).__name__}")
         if not question or not question.strip():
             raise InputError("the question is empty")
-        top_k = _check_top_k(top_k)
+        top_k = check_top_k(top_k)
         base, _ = parse_method_spec(method)  # unknown name or option → a clear error
         if base not in self.manifest.methods:
             built = ", ".join(self.manifest.methods) or "none"
@@ -868,77 +853,6 @@ class _Closed:
 
     def __getattr__(self, name: str) -> Any:
         raise IndexClosedError(f"index {self._path} is closed; open it again")
-
-
-def _as_sources(
-    sources: Iterable[str | Path | Document] | str | Path | Document,
-) -> Iterable[str | Path | Document]:
-    """A single file, folder or document as a list of one (a string is not a list of paths)."""
-    if isinstance(sources, (str, os.PathLike, Document)):
-        return [sources]
-    return sources
-
-
-def _check_top_k(top_k: Any) -> int | None:
-    """``top_k`` as an int; anything but a positive whole number is a one-line error."""
-    if top_k is None:
-        return None
-    if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
-        raise ConfigError(f"top_k must be a positive whole number, not {top_k!r}")
-    return int(top_k)
-
-
-#: What the core calls on a model object (see hygraph.models.base), and where the
-#: framework adapters that provide it live.
-_MODEL_INTERFACE = {
-    "llm": (("name", "complete", "acomplete"), "LLM", "LlamaIndexLLM", "LangChainLLM"),
-    "embedder": (
-        ("name", "dim", "embed", "embed_query"),
-        "embedder",
-        "LlamaIndexEmbedder",
-        "LangChainEmbedder",
-    ),
-}
-
-
-def _has(obj: Any, attr: str) -> bool:
-    """Whether ``obj`` has ``attr``, without running a property (``dim`` may call a model).
-
-    Objects that compute attributes (``__getattr__``: proxies, wrappers) are asked.
-    """
-    if hasattr(type(obj), attr) or attr in getattr(obj, "__dict__", {}):
-        return True
-    return hasattr(type(obj), "__getattr__") and hasattr(obj, attr)
-
-
-def _check_model(obj: Any, arg: str) -> None:
-    """Refuse, in one line, a model object that lacks the core interface of ``arg``.
-
-    A LlamaIndex or LangChain model passed to the core directly is the usual slip: the
-    message names its type and the adapter that wraps it.
-    """
-    if obj is None or isinstance(obj, str):
-        return
-    needs, role, llama_adapter, langchain_adapter = _MODEL_INTERFACE[arg]
-    missing = [attr for attr in needs if not _has(obj, attr)]
-    if not missing:
-        return
-    kind = type(obj).__name__
-    top = type(obj).__module__.split(".")[0]
-    if top == "llama_index":
-        hint = f"wrap it: {arg}=llama_index_hygraph.models.{llama_adapter}({kind}(...))"
-    elif top.startswith("langchain"):
-        hint = f"wrap it: {arg}=langchain_hygraph.models.{langchain_adapter}({kind}(...))"
-    else:
-        hint = (
-            f"wrap a LlamaIndex model with llama_index_hygraph.models.{llama_adapter} or a "
-            f"LangChain one with langchain_hygraph.models.{langchain_adapter}, or pass a "
-            "model name"
-        )
-    raise ConfigError(
-        f"{arg}= got a {kind}, which is not a hygraph {role} (it lacks "
-        f"{', '.join(missing)}); {hint}"
-    )
 
 
 def _collection_name(collection: str | None, prefix: str | None) -> str | None:
