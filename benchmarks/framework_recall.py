@@ -9,8 +9,8 @@ method is then asked every question three ways, with ``k`` passages each:
 * LangChain: ``langchain_hygraph.HyGraphRetriever(index=index, method=method, k=k)``.
 
 Recall@k is the share of a question's supporting paragraphs among the documents of the k
-passages, averaged over questions (HippoRAG's definition). The three must agree: the
-integrations return the core's passages. Prints a Markdown table.
+passages, averaged over questions (HippoRAG's definition), for each k asked for. The three
+must agree: the integrations return the core's passages. Prints a Markdown table.
 
     python benchmarks/framework_recall.py --data ../shared/data/musique --questions 40 --docs 300
 """
@@ -47,18 +47,16 @@ def main() -> None:
     parser.add_argument("--data", required=True)
     parser.add_argument("--questions", type=int, default=40)
     parser.add_argument("--docs", type=int, default=300)
-    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--ks", default="2,5,10", help="passages asked for, one run each")
     parser.add_argument("--methods", default=METHODS)
     args = parser.parse_args()
 
     from hygraph.index import GraphIndex
     from hygraph.ingest.documents import Document
-    from hygraph.passages import retrieve_passages
-    from langchain_hygraph import HyGraphRetriever as LangChainRetriever
-    from llama_index_hygraph import HyGraphRetriever as LlamaIndexRetriever
 
     questions, corpus = subset(Path(args.data), args.questions, args.docs)
     methods = args.methods.split(",")
+    ks = [int(k) for k in args.ks.split(",")]
     docs = [Document(id=r["id"], text=r["text"], title=r["title"]) for r in corpus]
     rows = []
     with tempfile.TemporaryDirectory() as tmp, GraphIndex(Path(tmp) / "i", progress=False) as ix:
@@ -66,31 +64,42 @@ def main() -> None:
         ix.insert(docs, methods=methods)
         build = time.perf_counter() - start
         for method in methods:
-            li = LlamaIndexRetriever(ix, method, top_k=args.k)
-            lc = LangChainRetriever(index=ix, method=method, k=args.k)
-            scores = {"core": [], "llama-index": [], "langchain": []}
-            for q in questions:
-                gold = q["supporting_ids"]
-                core = retrieve_passages(ix, q["question"], method, args.k).passages
-                scores["core"].append(recall([p.metadata["doc_id"] for p in core], gold, args.k))
-                nodes = li.retrieve(q["question"])
-                ids = [n.node.metadata["doc_id"] for n in nodes]
-                scores["llama-index"].append(recall(ids, gold, args.k))
-                found = lc.invoke(q["question"])
-                ids = [d.metadata["doc_id"] for d in found]
-                scores["langchain"].append(recall(ids, gold, args.k))
-            means = {k: 100 * sum(v) / len(v) for k, v in scores.items()}
+            means = {}
+            for k in ks:
+                for route, value in _recalls(ix, method, questions, k).items():
+                    means[f"{route} R@{k}"] = value
             rows.append((method, means))
-    k = args.k
-    print(f"{len(questions)} questions, {len(corpus)} paragraphs, k={k}, build {build:.0f} s\n")
-    print(f"| method | core R@{k} | LlamaIndex R@{k} | LangChain R@{k} | agree |")
-    print("|---|---:|---:|---:|---|")
+    print(f"{len(questions)} questions, {len(corpus)} paragraphs, build {build:.0f} s\n")
+    cols = [f"{route} R@{k}" for k in ks for route in ROUTES]
+    print("| method | " + " | ".join(cols) + " | agree |")
+    print("|---|" + "---:|" * len(cols) + "---|")
     for method, m in rows:
-        agree = "yes" if len({round(v, 6) for v in m.values()}) == 1 else "NO"
-        print(
-            f"| {method} | {m['core']:.1f} | {m['llama-index']:.1f} | {m['langchain']:.1f} "
-            f"| {agree} |"
-        )
+        agree = all(len({round(m[f"{r} R@{k}"], 6) for r in ROUTES}) == 1 for k in ks)
+        cells = " | ".join(f"{m[c]:.1f}" for c in cols)
+        print(f"| {method} | {cells} | {'yes' if agree else 'NO'} |")
+
+
+ROUTES = ("core", "LlamaIndex", "LangChain")
+
+
+def _recalls(ix, method: str, questions: list[dict], k: int) -> dict[str, float]:
+    """Mean recall@k of ``method`` through each route, asking for ``k`` passages."""
+    from hygraph.passages import retrieve_passages
+    from langchain_hygraph import HyGraphRetriever as LangChainRetriever
+    from llama_index_hygraph import HyGraphRetriever as LlamaIndexRetriever
+
+    li = LlamaIndexRetriever(ix, method, top_k=k)
+    lc = LangChainRetriever(index=ix, method=method, k=k)
+    scores: dict[str, list[float]] = {r: [] for r in ROUTES}
+    for q in questions:
+        gold, text = q["supporting_ids"], q["question"]
+        core = retrieve_passages(ix, text, method, k).passages
+        scores["core"].append(recall([p.metadata["doc_id"] for p in core], gold, k))
+        nodes = li.retrieve(text)
+        scores["LlamaIndex"].append(recall([n.node.metadata["doc_id"] for n in nodes], gold, k))
+        docs = lc.invoke(text)
+        scores["LangChain"].append(recall([d.metadata["doc_id"] for d in docs], gold, k))
+    return {r: 100 * sum(v) / len(v) for r, v in scores.items()}
 
 
 if __name__ == "__main__":
