@@ -242,3 +242,37 @@ def test_entity_graph_summarises_long_descriptions_with_an_llm():
     node = store.get_nodes([entity_node_id("harrowby")])[entity_node_id("harrowby")]
     assert node.text == "Harrowby is a port town known for its festival."
     assert Summariser.calls == 1 and builder.summaries_made == 1
+
+
+def test_entity_graph_does_not_depend_on_extraction_order():
+    """A chunk extracted late (its first try failed) gives the graph a clean build gives."""
+
+    def extractions(ids: dict[str, str]) -> list[Extraction]:
+        texts = ["one", "two", "three"]
+        return [
+            Extraction(
+                ids[t],
+                [Entity(name, "person", f"Told in {t}.", 50)],
+                [Relation("Mara Vell", "Oskar Lind", label, f"{label} ({t}).")],
+            ).normalised()
+            for t, name, label in zip(
+                texts, ["Mara Vell", "MARA VELL", "mara vell"], ["met", "married", "met"]
+            )
+        ]
+
+    def build(order: list[list[int]]) -> tuple[dict, dict]:
+        store, ids = _store_with(("d", ["one", "two", "three"]))
+        builder = EntityGraphBuilder(store)
+        batch = extractions(ids)
+        for step in order:
+            builder.add([batch[i] for i in step])
+        nodes = {n.id: (n.name, n.text, n.data["mentions"]) for n in store.nodes_of_kind("entity")}
+        edges = {(e.src, e.dst): (e.data["label"], e.data["entries"])
+                 for e in store.iter_edges("relation")}  # fmt: skip
+        return nodes, edges
+
+    clean = build([[0, 1, 2]])
+    assert build([[0, 2], [1]]) == clean
+    assert build([[2], [1], [0]]) == clean
+    mara = clean[0][entity_node_id("mara vell")]
+    assert mara[0] == "Mara Vell" and mara[1] == "Told in one.\nTold in two.\nTold in three."

@@ -497,12 +497,20 @@ def test_gleaning_appends_reply_and_merges_new_items() -> None:
     assert [f.text for f in out.facts] == ["Alpha, Beta and Gamma met."]
 
 
-def test_gleaning_failure_keeps_the_first_answer() -> None:
+def test_unusable_gleaning_reply_keeps_the_first_answer() -> None:
     llm = ScriptedLLM([PERFECT, GARBAGE])
     extractor = UnifiedLLMExtractor(llm, gleaning=2, baseline=_silent_baseline())
     [out] = extractor.extract([chunk(0)])
     assert len(out.entities) == 3 and extractor.stats.failed_chunks == 0
     assert len(llm.calls) == 2
+
+
+def test_failed_gleaning_call_leaves_the_chunk_pending() -> None:
+    """A fault is not an answer: the chunk fails and a later build redoes it."""
+    llm = ScriptedLLM([PERFECT, ModelError("HTTP 503 after 3 retries")])
+    extractor = UnifiedLLMExtractor(llm, gleaning=2, baseline=_silent_baseline())
+    assert extractor.extract([chunk(0)]) == []
+    assert extractor.stats.failed_chunks == 1 and len(llm.calls) == 2
 
 
 def test_terse_glean_reply_means_nothing_new_and_is_cached(tmp_path: Path) -> None:

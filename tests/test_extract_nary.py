@@ -374,8 +374,8 @@ def test_gleaning_reply_with_nothing_new_ends_gleaning(nothing: str) -> None:
     assert len(llm.calls) == 2 and len(out.facts) == 2
 
 
-@pytest.mark.parametrize("failure", [ModelError("503 from the endpoint"), "", "<think>hmm"])
-def test_gleaning_failure_keeps_the_first_pass(failure: Reply) -> None:
+@pytest.mark.parametrize("failure", ["", "<think>hmm"])
+def test_unusable_gleaning_reply_keeps_the_first_pass(failure: Reply) -> None:
     llm = ScriptedLLM([TWO_FACTS, failure])
     ext = extractor(llm)
     [out] = ext.extract([chunk()])
@@ -383,10 +383,24 @@ def test_gleaning_failure_keeps_the_first_pass(failure: Reply) -> None:
     assert ext.stats.failed_chunks == 0
 
 
-def test_loop_check_failure_keeps_what_was_found() -> None:
-    llm = ScriptedLLM([TWO_FACTS, MORE, ModelError("timeout")])
-    [out] = extractor(llm).extract([chunk()])
-    assert len(llm.calls) == 3 and len(out.facts) == 3
+@pytest.mark.parametrize(
+    "script",
+    [
+        [TWO_FACTS, ModelError("503 from the endpoint")],  # the gleaning call fails
+        [TWO_FACTS, MORE, ModelError("timeout")],  # the loop check fails
+    ],
+)
+def test_failed_call_mid_gleaning_leaves_the_chunk_pending(tmp_path, script: list) -> None:
+    """A fault must not give the chunk fewer passes than a clean build: the chunk fails,
+    and the next build completes it with the answered passes from the cache."""
+    inner = ScriptedLLM([*script, MORE, COMPLETE_ONLY])
+    cached = CachedLLM(inner, DiskCache(tmp_path / "llm.sqlite"))
+    ext = extractor(cached)
+    assert ext.extract([chunk()]) == [] and ext.stats.failed_chunks == 1
+    calls = len(inner.calls)
+    [out] = extractor(cached).extract([chunk()])
+    assert len(out.facts) == 3  # the first pass and one gleaning pass, as without the fault
+    assert len(inner.calls) > calls  # only the failed call and what follows were made again
 
 
 def test_first_pass_failure_leaves_the_chunk_out() -> None:

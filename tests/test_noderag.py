@@ -578,3 +578,42 @@ def test_view_matrix_counts_overlapping_edges_twice(built, minilm):
         dense = view.adjacency.toarray()
         assert dense[view.position[a], view.position[b]] == pytest.approx(w)
         assert np.allclose(dense, dense.T)
+
+
+@pytest.mark.parametrize("doc", ["festival", "mayor"])
+def test_a_delete_killed_between_rewrites_ends_like_one_that_ran_through(
+    tmp_path, minilm, monkeypatch, built, doc
+):
+    """A kill after the rewritten A nodes were stored (before their vectors): the next
+    run finishes the delete, and every A and H text equals an uninterrupted delete's."""
+    from hygraph.layers.heterograph import maintain
+
+    def texts(index: GraphIndex) -> dict[str, str]:
+        return {n.id: n.text for kind in ("attribute", "high_level")
+                for n in index.store.nodes_of_kind(kind)}  # fmt: skip
+
+    shutil.copytree(built, tmp_path / "clean")
+    shutil.copytree(built, tmp_path / "killed")
+    with GraphIndex.open(tmp_path / "clean", embedder=minilm, progress=False) as index:
+        index.delete(doc)
+        expected = (texts(index), index.vectors.count(NODE_COLLECTION))
+    embed = maintain.embed_nodes
+    kills = []
+
+    def killed_after_attributes(res, ids, node_texts, letter):
+        if letter == "A" and ids:
+            kills.append(len(ids))
+            raise KeyboardInterrupt
+        return embed(res, ids, node_texts, letter)
+
+    index = GraphIndex.open(tmp_path / "killed", embedder=minilm, progress=False)
+    with monkeypatch.context() as patched:
+        patched.setattr(maintain, "embed_nodes", killed_after_attributes)
+        with pytest.raises(KeyboardInterrupt):
+            index.delete(doc)
+    index.close()
+    assert kills, "the delete rewrote no attribute: the kill point was not reached"
+    with GraphIndex.open(tmp_path / "killed", embedder=minilm, progress=False) as index:
+        index.insert([], methods=["noderag"])  # finishes the pending delete
+        assert (texts(index), index.vectors.count(NODE_COLLECTION)) == expected
+        _integrity(index)

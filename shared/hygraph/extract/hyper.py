@@ -25,7 +25,6 @@ import logging
 import re
 from collections.abc import Sequence
 
-from hygraph.errors import ModelError
 from hygraph.extract.llm import _LLMExtractorBase, _one_line
 from hygraph.extract.records import parse_nary_records
 from hygraph.extract.schema import ChunkInput, Extraction, Extractor
@@ -64,8 +63,9 @@ class NaryLLMExtractor(_LLMExtractorBase):
             :class:`~hygraph.models.llm.CachedLLM` to make rebuilds free (every call of
             the conversation is cached, loop checks included).
         gleaning: the most extra passes per chunk (0 = one call; the reference code
-            uses 2). A pass that adds nothing, fails or does not parse ends gleaning for
-            that chunk and keeps what was found so far.
+            uses 2). A pass that adds nothing or does not parse ends gleaning for that
+            chunk and keeps what was found so far; a pass whose call fails (after
+            retries) fails the chunk, which the next build redoes from the cache.
         language: the language the records are written in.
         entity_types: a closed list of entity types to choose from; open types if None.
         temperature: sampling temperature (0 for reproducible builds).
@@ -125,8 +125,8 @@ class NaryLLMExtractor(_LLMExtractorBase):
             try:
                 response = await self._call(messages, glean_parser)
                 more, bad = glean_parser(response.text)
-            except (ModelError, ParseError) as err:
-                self._log_end(chunk, pass_no, err)
+            except ParseError as err:  # answered, unusably: gleaning ends (a failed call
+                self._log_end(chunk, pass_no, err)  # fails the chunk, see the class doc)
                 break
             malformed += bad
             if not (more.facts or more.entities):
@@ -142,8 +142,8 @@ class NaryLLMExtractor(_LLMExtractorBase):
             try:
                 response = await self._call(check, said_yes)
                 go_on = said_yes(response.text)
-            except (ModelError, ParseError) as err:
-                self._log_end(chunk, pass_no, err)
+            except ParseError as err:  # answered, unusably: gleaning ends (a failed call
+                self._log_end(chunk, pass_no, err)  # fails the chunk, see the class doc)
                 break
             if not go_on:
                 break

@@ -345,8 +345,11 @@ class UnifiedLLMExtractor(_LLMExtractorBase):
             :class:`~hygraph.models.llm.CachedLLM` to make rebuilds free.
         gleaning: extra passes per chunk in the same conversation, each asking for
             missed items (0 = none; HyperGraphRAG's reference code uses 2). A pass that
-            finds nothing new, fails or does not parse ends the gleaning for that chunk
-            and keeps what was found so far.
+            finds nothing new or does not parse ends the gleaning for that chunk and keeps
+            what was found so far. A pass whose call fails (the endpoint, after retries)
+            fails the chunk: it stays pending and the next build redoes it (the passes
+            already answered come from the cache), so a fault never leaves a chunk with
+            fewer passes than a clean build gives it.
         entity_types: a closed list of entity types to choose from; open types if None.
         json_mode: send ``response_format={"type": "json_object"}`` (dropped automatically
             if the endpoint rejects it).
@@ -404,7 +407,7 @@ class UnifiedLLMExtractor(_LLMExtractorBase):
             try:
                 response = await self._call(messages, glean_parser)
                 more, bad = glean_parser(response.text)
-            except (ModelError, ParseError) as err:
+            except ParseError as err:  # the model answered, unusably: gleaning ends here
                 log.debug(
                     "%s: gleaning round %d for chunk %s ended: %s",
                     self.name,

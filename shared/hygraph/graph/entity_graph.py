@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,26 @@ def _derive_entity(key: str, mentions: dict[str, list[Any]]) -> tuple[str, str, 
     score = max(float(m[2]) for m in mentions.values())
     descriptions = list(dict.fromkeys(m[3].strip() for m in mentions.values() if m[3].strip()))
     return name, etype, score, "\n".join(descriptions)
+
+
+def _chunk_order(
+    store: GraphStore, records: Sequence[dict[str, Any]]
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A function that puts per-chunk records in the index's chunk order.
+
+    An entity's name, description and a relation's label are read from its per-chunk
+    records in order, so the order must not depend on when each chunk was extracted (a
+    chunk whose extraction failed and was redone later would otherwise move its
+    description to the end): records follow the order chunks were added to the index,
+    unknown chunks last, by id.
+    """
+    positions = store.chunk_positions(c for r in records for c in r)
+    last = len(positions) + 1
+
+    def order(record: dict[str, Any]) -> dict[str, Any]:
+        return dict(sorted(record.items(), key=lambda kv: (positions.get(kv[0], last), kv[0])))
+
+    return order
 
 
 def _derive_relation(entries: dict[str, list[list[Any]]]) -> tuple[str, float]:
@@ -124,25 +144,31 @@ class EntityGraphBuilder:
             for pair, items in per_chunk.items():
                 relations.setdefault(pair, {})[ex.chunk_id] = items
         existing = self.store.get_nodes(entity_node_id(k) for k in mentions)
-        nodes: list[Node] = []
-        for key, new in mentions.items():
-            node_id = entity_node_id(key)
-            old = existing.get(node_id)
-            data = dict(old.data) if old else {}
-            data["mentions"] = {**data.get("mentions", {}), **new}
-            nodes.append(self._entity_node(key, data, sources=list(new)))
-        self._summarise(nodes)
         edge_keys = [
             (entity_node_id(s), entity_node_id(t), EdgeKind.RELATION) for s, t in relations
         ]
         old_edges = self.store.get_edges(edge_keys)
+        merged_mentions = {
+            key: {**(existing[entity_node_id(key)].data.get("mentions", {})
+                     if entity_node_id(key) in existing else {}), **new}
+            for key, new in mentions.items()
+        }  # fmt: skip
+        merged_entries = {
+            pair: {**(old_edges[ek].data.get("entries", {}) if ek in old_edges else {}), **new}
+            for (pair, new), ek in zip(relations.items(), edge_keys, strict=True)
+        }
+        order = _chunk_order(self.store, [*merged_mentions.values(), *merged_entries.values()])
+        nodes: list[Node] = []
+        for key, new in mentions.items():
+            old = existing.get(entity_node_id(key))
+            data = dict(old.data) if old else {}
+            data["mentions"] = order(merged_mentions[key])
+            nodes.append(self._entity_node(key, data, sources=list(new)))
+        self._summarise(nodes)
         edges: list[Edge] = []
         for (s, t), new_entries in relations.items():
             ek = (entity_node_id(s), entity_node_id(t), EdgeKind.RELATION)
-            entries = {
-                **(old_edges[ek].data.get("entries", {}) if ek in old_edges else {}),
-                **new_entries,
-            }
+            entries = order(merged_entries[(s, t)])
             label, weight = _derive_relation(entries)
             edges.append(
                 Edge(

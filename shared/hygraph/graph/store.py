@@ -339,6 +339,11 @@ class GraphStore:
     def chunk_ids(self) -> list[str]:
         return [r[0] for r in self._query("SELECT id FROM chunks ORDER BY rowid")]
 
+    def chunk_positions(self, chunk_ids: Iterable[str]) -> dict[str, int]:
+        """Each known chunk's position in the index (the order chunks were added)."""
+        ids = list(dict.fromkeys(chunk_ids))
+        return dict(self._query_in("SELECT id, rowid FROM chunks WHERE id IN ({marks})", ids))
+
     def delete_document(self, doc_id: str) -> DeleteResult:
         """Remove a document, its chunks, and every node and edge left without provenance.
 

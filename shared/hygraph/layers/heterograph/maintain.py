@@ -15,9 +15,10 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hygraph.extract.extractive import extractive_summary
 from hygraph.graph.heterograph import TYPE_KINDS, node_type
 from hygraph.graph.kinds import HETEROGRAPH_STRUCTURAL, EdgeKind, NodeKind
-from hygraph.layers.heterograph.attributes import write_attributes
+from hygraph.layers.heterograph.attributes import offline_attribute, write_attributes
 from hygraph.layers.heterograph.config import LAYER_TASK, NODE_COLLECTION
 from hygraph.layers.heterograph.semantic import embed_nodes
 
@@ -79,46 +80,40 @@ def _remaining_texts(res: Resources, node: Node) -> list[str]:
 def rewrite(res: Resources, cfg: HeterographConfig, stale: Sequence[Node]) -> None:
     """Write stale A and H nodes again from the neighbours they still have, and embed them.
 
-    A node with no neighbour text left keeps its text.
+    A nodes go first and are stored before any H is planned: an H is written from its
+    members, A nodes among them, so it reads their new text. Done the other way, a
+    delete replayed after a kill between the two would give an H other text than an
+    uninterrupted delete. A node with no neighbour text left keeps its text.
     """
-    from hygraph.extract.extractive import extractive_summary
-
-    plans = [(node, texts) for node in stale if (texts := _remaining_texts(res, node))]
-    if res.llm is None:
-        written = []
-        for node, texts in plans:
-            body = extractive_summary(texts, cfg.extractive_words)
-            text = f"{node.name}: {body}" if node.kind == NodeKind.ATTRIBUTE else body
-            written.append((text, "extractive"))
-    else:
-        written = _rewrite_with_llm(res, cfg, plans)
-    refreshed = []
-    for (node, _), (text, how) in zip(plans, written, strict=True):
-        node.text = text
-        node.data = {**node.data, "written_by": how}
-        refreshed.append(node)
-    res.store.upsert_nodes(refreshed)
-    for letter in ("A", "H"):
-        chosen = [n for n in refreshed if node_type(n.id) == letter]
-        embed_nodes(res, [n.id for n in chosen], [n.text or "" for n in chosen], letter)
+    for kind, letter in ((NodeKind.ATTRIBUTE, "A"), (NodeKind.HIGH_LEVEL, "H")):
+        group = [n for n in stale if n.kind == kind]
+        plans = [(node, texts) for node in group if (texts := _remaining_texts(res, node))]
+        if not plans:
+            continue
+        written = _write(res, cfg, kind, plans)
+        for (node, _), (text, how) in zip(plans, written, strict=True):
+            node.text = text
+            node.data = {**node.data, "written_by": how}
+        refreshed = [node for node, _ in plans]
+        res.store.upsert_nodes(refreshed)
+        embed_nodes(res, [n.id for n in refreshed], [n.text or "" for n in refreshed], letter)
 
 
-def _rewrite_with_llm(
-    res: Resources, cfg: HeterographConfig, plans: list[tuple[Node, list[str]]]
+def _write(
+    res: Resources, cfg: HeterographConfig, kind: NodeKind, plans: list[tuple[Node, list[str]]]
 ) -> list[tuple[str, str]]:
-    """``(text, written_by)`` per plan: attributes and elements each in one LLM fan-out."""
-    attrs = [i for i, (node, _) in enumerate(plans) if node.kind == NodeKind.ATTRIBUTE]
-    elems = [i for i, (node, _) in enumerate(plans) if node.kind != NodeKind.ATTRIBUTE]
-    inputs = [
-        (plans[i][0].data.get("entity", ""), plans[i][0].name or "", plans[i][1], [], set())
-        for i in attrs
-    ]
-    out: dict[int, tuple[str, str]] = dict(
-        zip(attrs, write_attributes(res, cfg, inputs), strict=True)
-    )
-    written = _rewrite_elements(res, cfg, [plans[i] for i in elems])
-    out.update(zip(elems, written, strict=True))
-    return [out[i] for i in range(len(plans))]
+    """``(text, written_by)`` per plan: by the LLM when configured, else extractively."""
+    if res.llm is None:
+        if kind == NodeKind.ATTRIBUTE:
+            return [(offline_attribute(cfg, n.name or "", t, []), "extractive") for n, t in plans]
+        return [(extractive_summary(t, cfg.extractive_words), "extractive") for _, t in plans]
+    if kind == NodeKind.ATTRIBUTE:
+        inputs = [
+            (node.data.get("entity", ""), node.name or "", texts, [], set())
+            for node, texts in plans
+        ]
+        return write_attributes(res, cfg, inputs)
+    return _rewrite_elements(res, cfg, plans)
 
 
 def _rewrite_elements(
@@ -126,7 +121,6 @@ def _rewrite_elements(
 ) -> list[tuple[str, str]]:
     """Elements written again by the LLM from their remaining members: the new element
     with the same title, else the first; extractive if the call or its reply fails."""
-    from hygraph.extract.extractive import extractive_summary
     from hygraph.prompts.noderag import high_level_messages, parse_high_level_elements
 
     replies = res.complete_many(
