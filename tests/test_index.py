@@ -413,3 +413,57 @@ def test_info_works_while_another_process_holds_the_vectors(tmp_path, minilm, mo
         monkeypatch.setattr(index.vectors, "count", locked)
         info = index.info()
     assert info["vectors"] == {"chunks": "busy"} and info["counts"]["documents"] == len(DOCS)
+
+
+def test_readers_in_other_processes_query_while_a_build_runs(tmp_path, minilm, monkeypatch):
+    """A build holds the write lock and the vectors; midway (paused deterministically in a
+    layer), ``hygraph query`` and ``hygraph info`` in other processes answer from what is
+    committed, and the build then finishes."""
+    import subprocess
+    import sys
+    import threading
+    from pathlib import Path
+
+    from hygraph.layers.entity_vectors import EntityVectors
+
+    path = tmp_path / "idx"
+    with GraphIndex(path, embedder=minilm, progress=False) as index:
+        index.insert(DOCS[:1], methods=["vanilla"])
+    paused, resume = threading.Event(), threading.Event()
+    insert = EntityVectors.insert
+
+    def pausing(self, res, chunk_ids):
+        paused.set()
+        assert resume.wait(120)
+        return insert(self, res, chunk_ids)
+
+    monkeypatch.setattr(EntityVectors, "insert", pausing)
+    errors: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            with GraphIndex.open(path, embedder=minilm, progress=False) as writer:
+                writer.insert(DOCS[1:], methods=["vanilla", "hypergraph"])
+        except BaseException as err:  # noqa: BLE001 - reported by the test
+            errors.append(err)
+
+    thread = threading.Thread(target=build)
+    thread.start()
+    try:
+        assert paused.wait(120)
+        cli = str(Path(sys.executable).parent / "hygraph")
+        query = [cli, "query", "--index", str(path), "--json", "Where is the shipyard?"]
+        out = subprocess.run(query, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["passages"], out.stdout
+        info = subprocess.run([cli, "info", "--index", str(path), "--json"], capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+        assert info.returncode == 0, info.stderr
+        assert json.loads(info.stdout)["vectors"]["chunks"] >= 1, info.stdout
+    finally:
+        resume.set()
+        thread.join(120)
+    assert not errors, errors
+    with GraphIndex.open(path, embedder=minilm, progress=False) as index:
+        assert index.store.counts()["documents"] == len(DOCS)
+        assert index.vectors.count("entities") > 0

@@ -103,32 +103,62 @@ import numpy as np
 from hygraph.errors import HygraphError
 from hygraph.vectors.edge import EdgeVectorIndex
 
-index = EdgeVectorIndex(sys.argv[1])
+index = EdgeVectorIndex(sys.argv[1], wait=float(sys.argv[2]))
 try:
-    index.search("c", np.ones(4, dtype=np.float32), 1)
+    hits = index.search("c", np.ones(4, dtype=np.float32), 1)
 except HygraphError as err:
     print(err)
 else:
-    print("opened")
+    print("found", [h.id for h in hits])
 """
 
 
-def test_edge_folder_in_use_by_another_process_is_a_clear_error(tmp_path):
-    """Qdrant Edge locks a shard to one process (it has no read-only mode)."""
+def _other_process(folder, wait: float) -> str:
     import subprocess
     import sys
+
+    run = [sys.executable, "-c", _OTHER_PROCESS, str(folder), str(wait)]
+    out = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    return out.stdout.strip() or out.stderr
+
+
+def test_edge_shards_are_handed_to_another_process_between_operations(tmp_path):
+    """Qdrant Edge locks a shard to one process and has no read-only mode: a process that
+    holds a shard it is not using hands it over to another that waits, and loads it
+    again on its next operation, seeing what the other wrote."""
+    import os
 
     from hygraph.vectors.edge import EdgeVectorIndex
 
     first = EdgeVectorIndex(tmp_path / "qdrant")
     first.ensure_collection("c", 4)
     first.upsert("c", ["x"], np.ones((1, 4), dtype=np.float32), [{}])
-    run = [sys.executable, "-c", _OTHER_PROCESS, str(tmp_path / "qdrant")]
-    out = subprocess.run(run, capture_output=True, text=True, timeout=60)
-    assert "in use elsewhere (another process)" in out.stdout, out.stderr
+    assert os.listdir(tmp_path / "qdrant" / ".holders") == [str(os.getpid())]
+    # Held but idle (an app keeping an index open): the other process gets it.
+    assert _other_process(tmp_path / "qdrant", 30) == "found ['x']"
+    first.upsert("c", ["y"], np.full((1, 4), 2, dtype=np.float32), [{}])  # loads it again
+    assert first.count("c") == 2
     first.close()
-    out = subprocess.run(run, capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip() == "opened", out.stderr
+    assert _other_process(tmp_path / "qdrant", 30) == "found ['x']"
+
+
+def test_edge_shard_busy_past_the_wait_is_a_clear_error(tmp_path):
+    """While an operation keeps the shard busy, another process waits, then fails in one
+    line naming the holder."""
+    import os
+
+    from hygraph.vectors.edge import EdgeVectorIndex
+
+    first = EdgeVectorIndex(tmp_path / "qdrant")
+    first.ensure_collection("c", 4)
+    first.upsert("c", ["x"], np.ones((1, 4), dtype=np.float32), [{}])
+    with first._use("c"):  # an operation in progress all along
+        out = _other_process(tmp_path / "qdrant", 0.5)
+    assert "in use elsewhere (another process: " in out and str(os.getpid()) in out, out
+    assert "within 0.5 s" in out
+    assert first.count("c") == 1
+    first.close()
+    assert _other_process(tmp_path / "qdrant", 0.5) == "found ['x']"
 
 
 @pytest.fixture

@@ -6,18 +6,34 @@ folder under the index's ``qdrant/`` directory. Updates go through Qdrant's
 write-ahead log and are flushed after each upsert batch, so a build killed
 mid-way keeps what was written.
 
-A shard folder can be loaded by one process at a time (Qdrant Edge locks it, and has no
-read-only mode). Within a process, the loaded shards are shared: every
-:class:`EdgeVectorIndex` on the same folder (two ``GraphIndex.open(path)``, two framework
-wrappers over one ``persist_dir``) uses the same shard object, counted by a registry, and
-the shard is closed when the last of them closes. Another process gets a one-line error.
+**Sharing.** A shard folder can be loaded by one process at a time (Qdrant Edge locks
+it and has no read-only mode). Within a process, every :class:`EdgeVectorIndex` on the
+same folder (two ``GraphIndex.open(path)``, two framework wrappers over one
+``persist_dir``) uses the same loaded shard, counted by a registry. Across processes,
+the shards are handed over between operations:
+
+* a process that finds a shard locked leaves a marker (``qdrant/.waiting/<pid>``) and
+  tries again, with a growing pause, for up to ``wait`` seconds (``HYGRAPH_VECTORS_WAIT``,
+  default 60);
+* a process holding shards gives them back as soon as no operation of its own is using
+  them and another process's marker is there: at the end of each operation, and from a
+  small watcher thread while it is idle (an app that keeps an index open does not block
+  a build, nor a build a ``hygraph query``). It loads them again (about 30 ms a
+  collection) when it next needs them.
+
+So any number of readers and one writer (the index-level write lock sees to that) take
+turns, each operation seeing the last flushed state. A process that cannot get a shard
+within ``wait`` gets a one-line error naming the processes holding it. A Qdrant server
+(``qdrant_url=...``) serves many processes at once without turns.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,27 +52,199 @@ from hygraph.vectors.base import (
 )
 
 _SHARD_MARKER = "edge_config.json"
+WAITING_DIR = ".waiting"  # markers of processes waiting for a shard
+HOLDERS_DIR = ".holders"  # markers of processes holding shards (named in errors)
+WAIT_ENV = "HYGRAPH_VECTORS_WAIT"
+DEFAULT_WAIT_S = 60.0
+WATCH_INTERVAL_S = 0.05  # how often an idle holder looks for waiting processes
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _marked_pids(folder: Path) -> list[int]:
+    """Live processes with a marker in ``folder`` other than this one (stale ones removed)."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    pids = []
+    for name in names:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        if _pid_alive(int(name)):
+            pids.append(int(name))
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(folder / name)
+    return pids
+
+
+def _mark(folder: Path, on: bool) -> None:
+    marker = folder / str(os.getpid())
+    if on:
+        folder.mkdir(exist_ok=True)
+        marker.touch()
+    else:
+        with contextlib.suppress(OSError):
+            marker.unlink()
 
 
 @dataclass
 class _Loaded:
-    """A loaded shard, shared by the :class:`EdgeVectorIndex` objects of this process."""
+    """A shard folder of this process, shared by its :class:`EdgeVectorIndex` objects.
 
-    shard: Any
+    ``shard`` is None while the shard is given back to another process; ``busy`` counts
+    the operations using it (it is given back only when none is).
+    """
+
+    path: Path
     key: str
+    wait: float
+    shard: Any = None
     users: int = 0
+    busy: int = 0
     lock: threading.RLock = field(default_factory=threading.RLock)
 
+    @property
+    def root(self) -> Path:
+        return self.path.parent
 
-#: Loaded shards by real folder path; guarded by ``_REGISTRY_LOCK``.
+    def acquire(self) -> Any:
+        """The loaded shard (loading it, waiting for another process if need be); busy + 1."""
+        with self.lock:
+            fresh = self.shard is None
+            if fresh:
+                self.shard = _load_waiting(self.path, self.wait)
+            self.busy += 1
+            shard = self.shard
+        if fresh:  # registry work outside the shard's lock: locks are taken registry first
+            _holding(self.root)
+            _Watcher.ensure()
+        return shard
+
+    def release(self) -> None:
+        with self.lock:
+            self.busy -= 1
+        self.yield_if_wanted()
+
+    def yield_if_wanted(self) -> None:
+        """Give the shard back if another process waits for this folder and it is idle."""
+        if self.shard is None or not _marked_pids(self.root / WAITING_DIR):
+            return
+        with self.lock:
+            if self.busy != 0:
+                return
+            closed = self._close()
+        if closed:
+            _holding(self.root)
+
+    def unload(self) -> None:
+        with self.lock:
+            closed = self._close()
+        if closed:
+            _holding(self.root)
+
+    def _close(self) -> bool:
+        if self.shard is None:
+            return False
+        try:
+            self.shard.flush()
+        finally:
+            self.shard.close()
+            self.shard = None
+        return True
+
+
+def _holding(root: Path) -> None:
+    """Mark this process as holding shards of ``root`` exactly while it holds one."""
+    with _REGISTRY_LOCK:
+        held = any(x.shard is not None for x in _LOADED.values() if x.root == root)
+    _mark(root / HOLDERS_DIR, held)
+
+
+#: Shard folders of this process by real path; guarded by ``_REGISTRY_LOCK``.
 _LOADED: dict[str, _Loaded] = {}
 _REGISTRY_LOCK = threading.RLock()
 
 
+class _Watcher:
+    """One daemon thread per process that gives idle shards back to waiting processes."""
+
+    _thread: threading.Thread | None = None
+
+    @classmethod
+    def ensure(cls) -> None:
+        with _REGISTRY_LOCK:
+            if cls._thread is None or not cls._thread.is_alive():
+                cls._thread = threading.Thread(
+                    target=cls._run, name="hygraph-edge-watcher", daemon=True
+                )
+                cls._thread.start()
+
+    @classmethod
+    def _run(cls) -> None:
+        while True:
+            time.sleep(WATCH_INTERVAL_S)
+            with _REGISTRY_LOCK:
+                held = [x for x in _LOADED.values() if x.shard is not None]
+                if not held:
+                    cls._thread = None
+                    return
+            for loaded in held:
+                with contextlib.suppress(Exception):  # a shard closing under us: try later
+                    loaded.yield_if_wanted()
+
+
 def open_shard_count() -> int:
-    """How many shards this process has loaded (for tests and diagnostics)."""
+    """How many shard folders this process has open (for tests and diagnostics)."""
     with _REGISTRY_LOCK:
         return len(_LOADED)
+
+
+def _load_waiting(path: Path, wait: float) -> Any:
+    """Load the shard at ``path``, waiting up to ``wait`` s while another process holds it."""
+    from qdrant_edge import EdgeShard
+
+    deadline = time.monotonic() + wait
+    pause = 0.01
+    waiting = path.parent / WAITING_DIR
+    try:
+        while True:
+            try:
+                return EdgeShard.load(str(path))
+            except Exception as err:
+                if "WouldBlock" not in str(err) and "lock" not in str(err).lower():
+                    raise
+            if time.monotonic() >= deadline:
+                holders = _marked_pids(path.parent / HOLDERS_DIR)
+                named = ", ".join(map(str, holders)) or "unknown"
+                raise HygraphError(
+                    f"the vectors of {path.parent.parent} are in use elsewhere (another "
+                    f"process: {named}) and were not handed over within {wait:g} s; embedded "
+                    "Qdrant serves one process at a time: close it, raise "
+                    f"{WAIT_ENV}, or use a Qdrant server (qdrant_url=...) to share an index"
+                ) from None
+            _mark(waiting, True)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+    finally:
+        _mark(waiting, False)
+
+
+def _default_wait() -> float:
+    raw = os.environ.get(WAIT_ENV, "")
+    try:
+        return max(0.0, float(raw)) if raw.strip() else DEFAULT_WAIT_S
+    except ValueError:
+        return DEFAULT_WAIT_S
 
 
 def _filter(where: Where | None) -> Any:
@@ -76,15 +264,23 @@ def _filter(where: Where | None) -> Any:
 class EdgeVectorIndex:
     """Collections stored as Qdrant Edge shards under ``root`` (one folder each).
 
-    Shards load lazily and are shared with the other instances of this process on the
-    same folder (see the module docstring); :meth:`close` gives this instance's share back.
+    Shards load lazily, are shared with the other instances of this process on the
+    same folder, and are handed over to other processes between operations (see the
+    module docstring); :meth:`close` gives this instance's share back.
+
+    Args:
+        root: the folder holding one sub-folder per collection.
+        wait: seconds to wait for a shard another process holds (default
+            ``HYGRAPH_VECTORS_WAIT``, else 60).
     """
 
     backend = "edge"
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path, *, wait: float | None = None):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self._real_root = Path(os.path.realpath(self.root))
+        self.wait = _default_wait() if wait is None else float(wait)
         self._shards: dict[str, _Loaded] = {}  # the shares this instance holds
 
     def _path(self, name: str) -> Path:
@@ -109,28 +305,25 @@ class EdgeVectorIndex:
             key = self._key(name)
             loaded = _LOADED.get(key)
             if loaded is None:
-                loaded = _Loaded(self._load(name), key)
+                loaded = _Loaded(Path(key), key, self.wait)
                 _LOADED[key] = loaded
             loaded.users += 1
             self._shards[name] = loaded
             return loaded
 
-    def _load(self, name: str) -> Any:
-        from qdrant_edge import EdgeShard
-
+    @contextlib.contextmanager
+    def _use(self, name: str, *, write: bool = False) -> Iterator[Any]:
+        """The shard of ``name`` for one operation (writes also hold its lock)."""
+        loaded = self._loaded(name)
+        shard = loaded.acquire()
         try:
-            return EdgeShard.load(str(self._path(name)))
-        except Exception as err:
-            if "WouldBlock" in str(err) or "lock" in str(err).lower():
-                raise HygraphError(
-                    f"the vectors of {self.root.parent} are in use elsewhere (another process); "
-                    "embedded Qdrant opens them in one process at a time: close it, or "
-                    "use a Qdrant server (qdrant_url=...) to share an index"
-                ) from None
-            raise
-
-    def _shard(self, name: str) -> Any:
-        return self._loaded(name).shard
+            if write:
+                with loaded.lock:
+                    yield shard
+            else:
+                yield shard
+        finally:
+            loaded.release()
 
     def ensure_collection(self, name: str, dim: int) -> None:
         with _REGISTRY_LOCK:
@@ -156,9 +349,11 @@ class EdgeVectorIndex:
                 )
             shard.flush()
             (path / _SHARD_MARKER).write_text(f'{{"dim": {dim}}}\n')
-            loaded = _Loaded(shard, self._key(name), users=1)
+            loaded = _Loaded(Path(self._key(name)), self._key(name), self.wait, shard, users=1)
             _LOADED[loaded.key] = loaded
             self._shards[name] = loaded
+        _holding(self._real_root)
+        _Watcher.ensure()
 
     def upsert(
         self,
@@ -175,11 +370,10 @@ class EdgeVectorIndex:
             Point(point_id(i), as_vector_list(v), with_graph_id(i, p))
             for i, v, p in zip(ids, vectors, payloads, strict=True)
         ]
-        loaded = self._loaded(name)
-        with loaded.lock:
+        with self._use(name, write=True) as shard:
             for start in range(0, len(points), 1024):
-                loaded.shard.update(UpdateOperation.upsert_points(points[start : start + 1024]))
-            loaded.shard.flush()
+                shard.update(UpdateOperation.upsert_points(points[start : start + 1024]))
+            shard.flush()
 
     def search(
         self, name: str, vector: np.ndarray, k: int, *, where: Where | None = None
@@ -193,7 +387,8 @@ class EdgeVectorIndex:
             with_payload=True,
             with_vector=False,
         )
-        hits = self._shard(name).query(request)
+        with self._use(name) as shard:
+            hits = shard.query(request)
         return [VectorHit(h.payload["id"], float(h.score), dict(h.payload)) for h in hits]
 
     def delete(self, name: str, ids: Sequence[str]) -> None:
@@ -201,20 +396,19 @@ class EdgeVectorIndex:
             return
         from qdrant_edge import UpdateOperation
 
-        loaded = self._loaded(name)
-        with loaded.lock:
-            loaded.shard.update(UpdateOperation.delete_points([point_id(i) for i in ids]))
-            loaded.shard.flush()
+        with self._use(name, write=True) as shard:
+            shard.update(UpdateOperation.delete_points([point_id(i) for i in ids]))
+            shard.flush()
 
     def _retrieve(self, name: str, ids: Sequence[str], with_vector: bool) -> list[Any]:
         if not ids or not self.has_collection(name):
             return []
-        shard = self._shard(name)
         records: list[Any] = []
         ids = list(ids)
-        for start in range(0, len(ids), 1024):
-            batch = [point_id(i) for i in ids[start : start + 1024]]
-            records.extend(shard.retrieve(batch, with_payload=["id"], with_vector=with_vector))
+        with self._use(name) as shard:
+            for start in range(0, len(ids), 1024):
+                batch = [point_id(i) for i in ids[start : start + 1024]]
+                records.extend(shard.retrieve(batch, with_payload=["id"], with_vector=with_vector))
         return records
 
     def existing(self, name: str, ids: Sequence[str]) -> set[str]:
@@ -228,16 +422,18 @@ class EdgeVectorIndex:
             return 0
         from qdrant_edge import CountRequest
 
-        return int(self._shard(name).count(CountRequest(exact=True)))
+        with self._use(name) as shard:
+            return int(shard.count(CountRequest(exact=True)))
 
     def close(self) -> None:
         """Give back this instance's shards; a shard closes when no instance uses it."""
         with _REGISTRY_LOCK:
             for loaded in self._shards.values():
                 loaded.users -= 1
-                with loaded.lock:
-                    loaded.shard.flush()
-                    if loaded.users <= 0:
-                        loaded.shard.close()
-                        _LOADED.pop(loaded.key, None)
+                if loaded.users <= 0:
+                    loaded.unload()
+                    _LOADED.pop(loaded.key, None)
+                elif loaded.shard is not None:
+                    with loaded.lock:
+                        loaded.shard.flush()
             self._shards.clear()
