@@ -13,7 +13,9 @@ from hygraph.bench.metrics import (
     growth_exponent,
     normalize_answer,
     percentile,
+    question_positions,
     recall_at_k,
+    wins_ties_losses,
 )
 
 
@@ -112,3 +114,31 @@ def test_bench_end_to_end_on_the_sample(tmp_path, sample_path, capsys):
     again = json.loads(out.read_text())
     assert again["main"]["base_build"]["reused"] is True
     assert again["main"]["methods"]["bm25"]["recall"] == main_run["methods"]["bm25"]["recall"]
+    versus = main_run["methods"]["bm25"]["vs_baseline"]
+    n = len(vanilla["rows"])
+    assert versus["baseline"] == "vanilla"
+    assert versus["wins"] + versus["ties"] + versus["losses"] == n
+    assert "W/T/L vs vanilla @5" in text
+    capsys.readouterr()
+
+    # A subset of the questions, on the same (reused) index.
+    assert main([*args, "--questions", "1-3,5"]) == 0
+    part = json.loads(out.read_text())
+    assert part["config"]["questions"] == "1-3,5"
+    assert [r["id"] for r in part["main"]["methods"]["vanilla"]["rows"]] == [
+        r["id"] for i, r in enumerate(vanilla["rows"]) if i in (0, 1, 2, 4)
+    ]
+    assert part["main"]["base_build"]["reused"] is True
+
+
+def test_question_selection_and_wins_ties_losses():
+    assert question_positions("1-3, 5,4", 10) == [0, 1, 2, 3, 4]
+    assert question_positions("51-100", 60) == list(range(50, 60))
+    for bad in ("0-3", "5-2", "a-b", "x"):
+        with pytest.raises(ValueError):
+            question_positions(bad, 10)
+    assert wins_ties_losses([1.0, 0.5, 0.0, 0.5], [0.5, 0.5, 0.5, 0.5]) == {
+        "wins": 1,
+        "ties": 2,
+        "losses": 1,
+    }

@@ -127,6 +127,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="offline (default), precomputed (the dataset's extraction.jsonl), llm, ...",
     )
     p.add_argument("--k", default="2,5,10", help="recall cut-offs (default 2,5,10)")
+    p.add_argument(
+        "--questions",
+        help="only these questions, 1-based, e.g. 1-50 (choose settings on one part, "
+        "confirm on another)",
+    )
+    p.add_argument(
+        "--baseline",
+        default="vanilla",
+        help="count each method's per-question wins/ties/losses at R@5 against this method",
+    )
     p.add_argument("--budget", type=int, default=2000, help="context tokens (default 2000)")
     p.add_argument(
         "--chunk-size", type=int, help="tokens per chunk (default: the embedder's window, 256)"
@@ -419,6 +429,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         scale=scale,
         synthetic=args.synthetic,
         peers_path=peers.parent if (peers / "peers").is_dir() else None,
+        questions=args.questions,
+        baseline=args.baseline,
     )
     result = run_bench(config)
     if args.out:

@@ -62,3 +62,36 @@ def growth_exponent(sizes: Sequence[float], values: Sequence[float]) -> float:
 
 def mean(values: Sequence[float]) -> float:
     return float(sum(values) / len(values)) if values else math.nan
+
+
+def question_positions(spec: str, n: int) -> list[int]:
+    """0-based positions for a 1-based selection such as ``"1-50"`` or ``"1-10,25,90-100"``.
+
+    Ranges are inclusive and clipped to the ``n`` questions there are; the positions
+    come back sorted and without repeats.
+
+    Raises:
+        ValueError: a part that is not a number or a range of numbers, or a start
+            above its end.
+    """
+    chosen: set[int] = set()
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        first, dash, last = part.partition("-")
+        start, end = int(first), int(last) if dash else int(first)
+        if start < 1 or end < start:
+            raise ValueError(f"bad question range {part!r}: use 1-based ranges like 1-50")
+        chosen.update(range(start - 1, min(end, n)))
+    return sorted(chosen)
+
+
+def wins_ties_losses(
+    ours: Sequence[float], theirs: Sequence[float], tolerance: float = 1e-9
+) -> dict[str, int]:
+    """Per-question comparison of two methods' scores on the same questions, in order."""
+    out = {"wins": 0, "ties": 0, "losses": 0}
+    for a, b in zip(ours, theirs, strict=True):
+        key = "wins" if a > b + tolerance else "losses" if a < b - tolerance else "ties"
+        out[key] += 1
+    return out

@@ -69,6 +69,14 @@ def write_plots(result: dict[str, Any], folder: Path, stem: str) -> list[Path]:
     return paths
 
 
+def _versus_header(main: dict[str, Any]) -> str:
+    """The wins/ties/losses column's title, e.g. ``W/T/L vs vanilla @5``."""
+    for s in main["methods"].values():
+        if s.get("vs_baseline"):
+            return f"W/T/L vs {s['vs_baseline']['baseline']} @{s['vs_baseline']['k']}"
+    return "W/T/L"
+
+
 def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
     main = result["main"]
     cfg = result["config"]
@@ -86,7 +94,8 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
         f"- data: {main['documents']} documents → {main['chunks']} chunks "
         f"(chunk size {cfg['chunk_size']}, overlap {cfg['chunk_overlap']}), "
         f"{len(main['methods'][next(iter(main['methods']))].get('rows', []))} questions; "
-        f"extractor `{cfg['extractor']}`; context budget {cfg['budget']} tokens",
+        f"extractor `{cfg['extractor']}`; context budget {cfg['budget']} tokens"
+        + (f"; questions {cfg['questions']}" if cfg.get("questions", "all") != "all" else ""),
         f"- latency: retrieval only, no LLM; {cfg['query_cache']}",
         f"- shared index build (chunk, extract, embed, vanilla + bm25): "
         f"{_fmt(first.get('seconds'))} s, peak "
@@ -104,14 +113,17 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
         "",
         "| method | "
         + " | ".join(f"R@{k}" for k in ks)
-        + " | answer in context | context tokens | p50 ms | p95 ms | own build s | peak MB |",
-        "|---|" + "---:|" * (len(ks) + 6),
+        + f" | {_versus_header(main)} | answer in context | context tokens | p50 ms | p95 ms "
+        "| own build s | peak MB |",
+        "|---|" + "---:|" * (len(ks) + 7),
     ]
     for name, s in main["methods"].items():
         label = f"{name} (peer)" if s["peer"] else name
         recall = " | ".join(_fmt(s.get("recall", {}).get(str(k))) for k in ks)
+        versus = s.get("vs_baseline")
+        wtl = f"{versus['wins']}/{versus['ties']}/{versus['losses']}" if versus else "-"
         lines.append(
-            f"| {label} | {recall} | {_fmt(s.get('answer_in_context'))} | "
+            f"| {label} | {recall} | {wtl} | {_fmt(s.get('answer_in_context'))} | "
             f"{_fmt(s['context_tokens_mean'], 0)} | {_fmt(s['latency_ms']['p50'])} | "
             f"{_fmt(s['latency_ms']['p95'])} | {_fmt(s['build'].get('seconds'), 2)} | "
             f"{s['peak_rss_mb']:.0f} |"

@@ -23,7 +23,14 @@ from typing import Any
 
 from hygraph import __version__
 from hygraph.bench.data import Dataset, load_dataset, subset, synthetic
-from hygraph.bench.metrics import growth_exponent, mean, percentile, recall_at_k
+from hygraph.bench.metrics import (
+    growth_exponent,
+    mean,
+    percentile,
+    question_positions,
+    recall_at_k,
+    wins_ties_losses,
+)
 from hygraph.errors import HygraphError
 from hygraph.methods.base import available_methods
 
@@ -44,6 +51,9 @@ class BenchConfig:
     synthetic: int = 0
     peers_path: Path | None = None
     quiet: bool = False
+    questions: str | None = None  # 1-based selection such as "1-50" (None: all)
+    baseline: str = "vanilla"  # per-question wins/ties/losses are counted against it
+    compare_k: int = 5  # ... at this depth
 
     def __post_init__(self) -> None:
         if self.chunk_size is None:
@@ -168,6 +178,8 @@ def run_point(
             env,
         )
         methods[name] = summarise(raw, dataset, config.ks, quality)
+    if quality:
+        compare(methods, dataset, config.baseline, config.compare_k)
     counts = base["counts"]
     return {
         "label": label,
@@ -215,10 +227,43 @@ def summarise(
     return out
 
 
+def compare(methods: dict[str, Any], dataset: Dataset, baseline: str, k: int) -> None:
+    """Add each method's per-question wins/ties/losses at R@k against ``baseline``."""
+    if baseline not in methods or "rows" not in methods[baseline]:
+        return
+    gold = {q.id: q.supporting_ids for q in dataset.questions}
+
+    def scores(name: str) -> list[float]:
+        return [recall_at_k(r["passages"], gold[r["id"]], k) for r in methods[name]["rows"]]
+
+    theirs = scores(baseline)
+    for name, summary in methods.items():
+        if name != baseline and "rows" in summary:
+            summary["vs_baseline"] = {
+                "baseline": baseline,
+                "k": k,
+                **wins_ties_losses(scores(name), theirs),
+            }
+
+
+def select_questions(dataset: Dataset, spec: str | None) -> Dataset:
+    """``dataset`` with only the questions ``spec`` names (1-based, e.g. ``"51-100"``)."""
+    if not spec:
+        return dataset
+    try:
+        positions = question_positions(spec, len(dataset.questions))
+    except ValueError as err:
+        raise HygraphError(f"--questions: {err}") from None
+    if not positions:
+        raise HygraphError(f"--questions {spec} selects none of {len(dataset.questions)}")
+    dataset.questions = [dataset.questions[i] for i in positions]
+    return dataset
+
+
 def run_bench(config: BenchConfig) -> dict[str, Any]:
     """The whole benchmark: the main run, then optional scaling runs."""
     config.work.mkdir(parents=True, exist_ok=True)
-    dataset = load_dataset(config.data)
+    dataset = select_questions(load_dataset(config.data), config.questions)
     started = time.time()
     main = run_point(config, dataset, "full")
     points = [main]
@@ -246,6 +291,7 @@ def run_bench(config: BenchConfig) -> dict[str, Any]:
             "extractor": config.extractor,
             "ks": config.ks,
             "budget": config.budget,
+            "questions": config.questions or "all",
             "chunk_size": config.chunk_size,
             "chunk_overlap": config.chunk_overlap,
             "query_cache": "query embeddings computed per query (cache off); model "
