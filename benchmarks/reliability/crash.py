@@ -358,7 +358,8 @@ def snapshot(path: Path, questions: list[str]) -> dict[str, Any]:
         points: dict[str, list[tuple[str, str]]] = {}
         for name in COLLECTIONS:
             if index.vectors.has_collection(name):
-                points[name] = _scroll(index.vectors._shard(name))  # type: ignore[attr-defined]
+                with index.vectors._use(name) as shard:  # type: ignore[attr-defined]
+                    points[name] = _scroll(shard)
             else:
                 points[name] = []
         snap["vectors"] = {name: sorted(g for _, g in pts) for name, pts in points.items()}
