@@ -256,7 +256,10 @@ def test_entity_graph_does_not_depend_on_extraction_order():
                 [Relation("Mara Vell", "Oskar Lind", label, f"{label} ({t}).")],
             ).normalised()
             for t, name, label in zip(
-                texts, ["Mara Vell", "MARA VELL", "mara vell"], ["met", "married", "met"]
+                texts,
+                ["Mara Vell", "MARA VELL", "mara vell"],
+                ["met", "married", "met"],
+                strict=True,
             )
         ]
 

@@ -8,9 +8,10 @@ the deterministic bag-of-words :class:`~doubles.WordEmbedder`, so cosines are
 reproducible; where an expected order depends on them, the test computes the
 cosines itself from the same embedder instead of going through the vector index.
 
-Every test that runs an operator says so with ``@covers(...)``; the last test
-checks that the covered names are exactly the registered operators, so a new
-operator without a test fails here.
+Every test that runs an operator says so with ``@covers(...)``
+(:mod:`operator_coverage`, usable from any test module); the last test checks that the
+covered names are exactly the registered operators, so a new operator without a test
+fails here.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 import pytest
 from doubles import ScriptedLLM, WordEmbedder
+from operator_coverage import covered_everywhere, covers
 
 from hygraph.errors import ConfigError
 from hygraph.graph.entity_graph import entity_node_id
@@ -42,16 +44,6 @@ from hygraph.retrieval.context import Context
 from hygraph.retrieval.evidence import Evidence
 from hygraph.usage import UsageTracker
 from hygraph.vectors import open_vector_index
-
-# --------------------------------------------------------------------------- coverage
-
-COVERED: set[str] = set()
-
-
-def covers(*names: str) -> Any:
-    """Record (at import time) the operators a test exercises."""
-    COVERED.update(names)
-    return lambda fn: fn
 
 
 def op(name: str, res: Resources, state: State, **params: Any) -> None:
@@ -1117,8 +1109,9 @@ def test_registry_unknown_operator_lists_the_known_ones():
 
 def test_every_operator_is_covered_by_a_test():
     names = {item.name for item in registry.available_operators()}
-    assert set(COVERED) == names, (
-        f"untested: {sorted(names - COVERED)}; unknown: {sorted(COVERED - names)}"
+    covered = covered_everywhere()
+    assert covered == names, (
+        f"untested: {sorted(names - covered)}; unknown: {sorted(covered - names)}"
     )
 
 

@@ -21,6 +21,13 @@ class NodeKind(StrEnum):
     HIGH_LEVEL = "high_level"  # heterograph H: a community insight
     OVERVIEW = "overview"  # heterograph O: the title of an H
     COMMUNITY = "community"  # communities: a Leiden community of entities (one level)
+    # -- tree layers (RAPTOR, RAPTOR-K)
+    TREE_SUMMARY = "tree_summary"  # tree layers: a cluster summary of level >= 1
+    # -- HiRAG
+    HI_SUMMARY = "hi_summary"  # hirag: a summary entity of layer i >= 1
+    HI_COMMUNITY = "hi_community"  # hirag: a Leiden community of the multi-layer graph
+    # -- HyGRAG
+    HY_COMMUNITY = "hy_community"  # hygrag: a summary node of one LSH layer (layer >= 1)
 
 
 class EdgeKind(StrEnum):
@@ -39,6 +46,17 @@ class EdgeKind(StrEnum):
     UNIT_RELATIONSHIP = "nr_unit_relation"  # heterograph option: R - S (spec 004 §8 #16)
     IN_COMMUNITY = "in_community"  # communities: entity - community
     SUBCOMMUNITY = "subcommunity"  # communities: parent community - child community
+    # -- tree layers (RAPTOR, RAPTOR-K)
+    TREE_CHILD = "tree_child"  # tree layers: summary - child (chunk or lower summary)
+    # -- HiRAG
+    HI_SUMMARY_OF = "hi_summary_of"  # hirag: layer i-1 member - layer i summary entity
+    HI_IN_COMMUNITY = "hi_in_community"  # hirag: entity or summary - hirag community
+    HI_SUBCOMMUNITY = "hi_subcommunity"  # hirag: parent community - child community
+    # -- HyGRAG
+    HY_MEMBER = "hy_member"  # hygrag: summary node - child (chunk, entity, summary)
+    HY_SHARED = "hy_shared"  # hygrag: chunk - chunk sharing >= l entities
+    # -- PPR family (HippoRAG, HippoRAG 2, FastGraphRAG)
+    SYNONYM = "synonym"  # synonyms: entity - entity with similar vectors (cosine >= threshold)
 
 
 #: The heterograph's structural edges (everything but the kNN edges).
@@ -54,4 +72,17 @@ HETEROGRAPH_STRUCTURAL = (
 #: Every edge of the heterograph layer.
 HETEROGRAPH_EDGES = (*HETEROGRAPH_STRUCTURAL, EdgeKind.SEMANTIC)
 #: Edges of layers built on the shared graph (hidden from the framework property graphs).
-LAYER_EDGES = frozenset({*HETEROGRAPH_EDGES, EdgeKind.IN_COMMUNITY, EdgeKind.SUBCOMMUNITY})
+LAYER_EDGES = frozenset(
+    {
+        *HETEROGRAPH_EDGES,
+        EdgeKind.IN_COMMUNITY,
+        EdgeKind.SUBCOMMUNITY,
+        EdgeKind.TREE_CHILD,
+        EdgeKind.HI_SUMMARY_OF,
+        EdgeKind.HI_IN_COMMUNITY,
+        EdgeKind.HI_SUBCOMMUNITY,
+        EdgeKind.HY_MEMBER,
+        EdgeKind.HY_SHARED,
+        EdgeKind.SYNONYM,
+    }
+)

@@ -23,6 +23,8 @@ LAYER_MODULES: dict[str, str] = {
     "hypergraph": "hygraph.layers.hypergraph",
     "heterograph": "hygraph.layers.heterograph",
     "communities": "hygraph.layers.communities",
+    "tree": "hygraph.layers.tree",
+    "tree-kmeans": "hygraph.layers.tree",
 }
 #: Layers every index has: the extraction into the shared entity graph, and chunk vectors.
 BASE_LAYERS = ("entity-graph", "chunks")

@@ -165,6 +165,8 @@ METHOD_MODULES: dict[str, str] = {
     "hypergraph-bridge": "hygraph.methods.hypergraph",
     "noderag": "hygraph.methods.noderag",
     "noderag-fused": "hygraph.methods.noderag",
+    "raptor": "hygraph.methods.raptor",
+    "raptor-k": "hygraph.methods.raptor",
 }
 RECIPE_SUFFIXES = (".yaml", ".yml", ".json")
 

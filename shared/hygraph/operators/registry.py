@@ -27,6 +27,7 @@ OPERATOR_MODULES = (
     "hygraph.operators.subgraph",
     "hygraph.operators.community",
     "hygraph.operators.merge",
+    "hygraph.operators.tree",
 )
 
 
