@@ -279,3 +279,28 @@ def test_entity_graph_does_not_depend_on_extraction_order():
     assert build([[2], [1], [0]]) == clean
     mara = clean[0][entity_node_id("mara vell")]
     assert mara[0] == "Mara Vell" and mara[1] == "Told in one.\nTold in two.\nTold in three."
+
+
+def test_entity_graph_after_a_delete_equals_a_build_without_the_document():
+    """The repair after a delete derives in chunk order too, as a fresh build does."""
+    docs = [("d1", ["one"]), ("d2", ["two"]), ("d3", ["three"]), ("d4", ["four"])]
+
+    def build(names: list[str]) -> GraphStore:
+        store, ids = _store_with(*[d for d in docs if d[0] in names])
+        EntityGraphBuilder(store).add(
+            [
+                Extraction(
+                    ids[t], [Entity("Mara Vell", "person", f"Told in {t}.", 50)]
+                ).normalised()
+                for d, (t,) in docs
+                if d in names
+            ]
+        )
+        return store
+
+    store = build(["d1", "d2", "d3", "d4"])
+    EntityGraphBuilder(store).repair(store.delete_document("d2"))
+    fresh = build(["d1", "d3", "d4"])
+    key = entity_node_id("mara vell")
+    got, want = store.get_nodes([key])[key], fresh.get_nodes([key])[key]
+    assert got.text == want.text == "Told in one.\nTold in three.\nTold in four."

@@ -227,28 +227,35 @@ class EntityGraphBuilder:
     # -- delete -----------------------------------------------------------------------
 
     def repair(self, removed: DeleteResult) -> None:
-        """Re-derive entities and relations that lost provenance when a document was deleted."""
+        """Re-derive entities and relations that lost provenance when a document was deleted.
+
+        What remains is derived in the index's chunk order, as a build gives it (the
+        store hands records back in key order).
+        """
         gone = set(removed.chunk_ids)
         touched = self.store.get_nodes(n for n in removed.touched_node_ids if n.startswith("ent:"))
-        nodes: list[Node] = []
+        kept_mentions: dict[str, dict[str, Any]] = {}
         for node_id, node in touched.items():
-            data = dict(node.data)
-            data["mentions"] = {c: m for c, m in data.get("mentions", {}).items() if c not in gone}
-            if not data["mentions"]:
-                continue
-            nodes.append(self._entity_node(node_id[4:], data, ()))
-        self._summarise(nodes)
-        edges: list[Edge] = []
+            kept = {c: m for c, m in node.data.get("mentions", {}).items() if c not in gone}
+            if kept:
+                kept_mentions[node_id] = kept
+        kept_entries: dict[tuple[str, str, str], dict[str, Any]] = {}
         for node_id in touched:
             for edge in self.store.edges_of(node_id, EdgeKind.RELATION):
                 entries = edge.data.get("entries", {})
-                if not any(c in gone for c in entries):
-                    continue
-                kept = {c: items for c, items in entries.items() if c not in gone}
-                if not kept:
-                    continue
-                label, weight = _derive_relation(kept)
-                edges.append(
-                    Edge(edge.src, edge.dst, edge.kind, weight, {"label": label, "entries": kept})
-                )
+                if any(c in gone for c in entries):
+                    kept = {c: items for c, items in entries.items() if c not in gone}
+                    if kept:
+                        kept_entries[(edge.src, edge.dst, edge.kind)] = kept
+        order = _chunk_order(self.store, [*kept_mentions.values(), *kept_entries.values()])
+        nodes: list[Node] = []
+        for node_id, kept in kept_mentions.items():
+            data = {**touched[node_id].data, "mentions": order(kept)}
+            nodes.append(self._entity_node(node_id[4:], data, ()))
+        self._summarise(nodes)
+        edges: list[Edge] = []
+        for (src, dst, kind), kept in kept_entries.items():
+            entries = order(kept)
+            label, weight = _derive_relation(entries)
+            edges.append(Edge(src, dst, kind, weight, {"label": label, "entries": entries}))
         self.write(GraphUpdate(nodes, edges))
