@@ -762,8 +762,9 @@ class GraphIndex:
             t0 = time.perf_counter()
             with self.tracker.stage("query"):
                 result.answer = generate(
-                    llm, chosen.generation, chosen.answer_prompt, question, rendered.text
-                )
+                    llm, chosen.generation, chosen.answer_prompt, question, rendered.text,
+                    res=self.resources, items=context.items, options=chosen.config,
+                )  # fmt: skip
             answer_seconds = time.perf_counter() - t0
         after = self._stage_snapshot("query")
         result.usage = {

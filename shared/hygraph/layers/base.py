@@ -25,6 +25,12 @@ LAYER_MODULES: dict[str, str] = {
     "communities": "hygraph.layers.communities",
     "tree": "hygraph.layers.tree",
     "tree-kmeans": "hygraph.layers.tree",
+    "hirag": "hygraph.layers.hirag",
+    "synonyms": "hygraph.layers.synonyms",
+    "relation-keywords": "hygraph.layers.rich_kg",
+    "rich-relation-vectors": "hygraph.layers.rich_kg",
+    "tfidf": "hygraph.layers.tfidf",
+    "hygrag": "hygraph.layers.hygrag",
 }
 #: Layers every index has: the extraction into the shared entity graph, and chunk vectors.
 BASE_LAYERS = ("entity-graph", "chunks")

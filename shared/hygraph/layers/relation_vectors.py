@@ -11,13 +11,13 @@ so a delete can drop the vectors of relations that left the graph.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from hygraph.graph.kinds import EdgeKind
 from hygraph.layers.base import Layer, in_batches, register_layer
 
 if TYPE_CHECKING:
-    from hygraph.graph.store import DeleteResult
+    from hygraph.graph.store import DeleteResult, Edge
     from hygraph.resources import Resources
 
 RELATION_COLLECTION = "relations"
@@ -44,6 +44,16 @@ class RelationVectors(Layer):
     collections = (RELATION_COLLECTION,)
     after_extraction = True
     task = "layer:relation-vectors"
+    #: The collection written and the progress task keeping its ids (a subclass sets its own).
+    collection: ClassVar[str] = RELATION_COLLECTION
+    ids_task: ClassVar[str] = IDS_TASK
+
+    def text(self, edge: Edge, src_name: str, dst_name: str) -> str:
+        """What one relation edge is embedded as (a subclass may add to it)."""
+        entries = edge.data.get("entries", {})
+        described = [item[1] for items in entries.values() for item in items if len(item) > 1]
+        label = str(edge.data.get("label", ""))
+        return relation_text(src_name, label, dst_name, described)
 
     def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
         from hygraph.graph.entity_graph import entity_node_id
@@ -65,28 +75,25 @@ class RelationVectors(Layer):
             {e for k in edges for e in k[:2]}).values()}  # fmt: skip
         ids, texts = [], []
         for (src, dst, _), edge in sorted(edges.items()):
-            entries = edge.data.get("entries", {})
-            described = [item[1] for items in entries.values() for item in items if len(item) > 1]
-            label = str(edge.data.get("label", ""))
             ids.append(relation_id(src, dst))
-            texts.append(relation_text(names.get(src, src), label, names.get(dst, dst), described))
+            texts.append(self.text(edge, names.get(src, src), names.get(dst, dst)))
         payloads = [{"kind": "relation"} for _ in ids]
-        res.upsert_vectors(RELATION_COLLECTION, ids, texts, payloads)
-        res.store.mark_done(IDS_TASK, ids)
+        res.upsert_vectors(self.collection, ids, texts, payloads)
+        res.store.mark_done(self.ids_task, ids)
 
     def delete(self, res: Resources, removed: DeleteResult) -> None:
         current = {relation_id(s, d) for s, d, _ in res.store.edge_rows([EdgeKind.RELATION])}
-        embedded = res.store.done_items(IDS_TASK)
-        res.delete_vectors(RELATION_COLLECTION, sorted(embedded - current))
+        embedded = res.store.done_items(self.ids_task)
+        res.delete_vectors(self.collection, sorted(embedded - current))
         with res.store.transaction():
-            res.store.clear_progress(IDS_TASK)
-            res.store.mark_done(IDS_TASK, sorted(embedded & current))
+            res.store.clear_progress(self.ids_task)
+            res.store.mark_done(self.ids_task, sorted(embedded & current))
         touched = set(removed.touched_node_ids)
         keys = [(s, d, EdgeKind.RELATION) for s, d, _ in res.store.edge_rows([EdgeKind.RELATION])
                 if s in touched or d in touched]  # fmt: skip
         self.embed(res, keys)
 
     def reset(self, res: Resources) -> None:
-        res.delete_vectors(RELATION_COLLECTION, sorted(res.store.done_items(IDS_TASK)))
-        res.store.clear_progress(IDS_TASK)
+        res.delete_vectors(self.collection, sorted(res.store.done_items(self.ids_task)))
+        res.store.clear_progress(self.ids_task)
         super().reset(res)

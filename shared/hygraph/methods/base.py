@@ -167,6 +167,18 @@ METHOD_MODULES: dict[str, str] = {
     "noderag-fused": "hygraph.methods.noderag",
     "raptor": "hygraph.methods.raptor",
     "raptor-k": "hygraph.methods.raptor",
+    "hipporag": "hygraph.methods.hipporag",
+    "hipporag2": "hygraph.methods.hipporag",
+    "fastgraphrag": "hygraph.methods.hipporag",
+    "lightrag-local": "hygraph.methods.lightrag",
+    "lightrag-global": "hygraph.methods.lightrag",
+    "lightrag-hybrid": "hygraph.methods.lightrag",
+    "hirag": "hygraph.methods.hirag",
+    "hygrag": "hygraph.methods.hygrag",
+    "graphrag-local": "hygraph.methods.graphrag",
+    "graphrag-global": "hygraph.methods.graphrag",
+    "vgraphrag": "hygraph.methods.graphrag",
+    "cheaprag": "hygraph.methods.graphrag",
 }
 RECIPE_SUFFIXES = (".yaml", ".yml", ".json")
 

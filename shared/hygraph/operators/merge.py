@@ -181,3 +181,34 @@ def passage_section(
     sections[title] = Section(title, items)
     titles = [TYPE_SECTIONS[t][0] for t in node_types(order, "HASRT")]
     state.context.sections = [sections[t] for t in titles if t in sections and sections[t].items]
+
+
+UNION_MODES = ("concat", "interleave")
+
+
+@operator("merge.union")
+def union(
+    res: Resources, state: State, *, lists: str | list[str], into: str, mode: str = "concat"
+) -> None:
+    """One evidence list from several named ones, each item once (by kind and id, else text).
+
+    ``mode="concat"`` takes the lists one after another (LightRAG's hybrid puts the
+    high-level context first); ``"interleave"`` takes one item of each in turn. Missing
+    lists count as empty.
+    """
+    if mode not in UNION_MODES:
+        raise ConfigError(f"merge.union mode must be one of {', '.join(UNION_MODES)}")
+    sources = [state.evidence.get(name, []) for name in _names(lists)]
+    if mode == "concat":
+        ordered = [item for items in sources for item in items]
+    else:
+        longest = max((len(items) for items in sources), default=0)
+        ordered = [items[n] for n in range(longest) for items in sources if n < len(items)]
+    seen: set[tuple[str, str]] = set()
+    out: list[Evidence] = []
+    for item in ordered:
+        key = (item.kind, item.id if item.id is not None else item.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    state.evidence[into] = out

@@ -106,3 +106,77 @@ def node_types(text: str, allowed: str) -> list[str]:
     if bad:
         raise ConfigError(f"unknown node type(s) {', '.join(bad)}; use letters of {allowed}")
     return parts
+
+
+# --------------------------------------------------------------------------- knowledge graph
+
+
+@operator("node.relnode", needs=("entity-graph",))
+def relnode(res: Resources, state: State, *, k: int = 0) -> None:
+    """The entities the retrieved relationships join, in relationship order (RelNode).
+
+    Each entity takes the value of the first relationship naming it and keeps its
+    relation degree in ``data["degree"]``; ``k`` keeps the first ``k`` (0: all).
+    """
+    from hygraph.operators.relationship import relation_degrees
+    from hygraph.operators.state import Scored
+
+    degree = relation_degrees(res, state)
+    found: dict[str, Scored] = {}
+    for rel in state.relationships:
+        for member in rel.data.get("members", ()):
+            if member not in found:
+                data = {"degree": degree.get(member, 0), "via": rel.id}
+                found[member] = Scored(member, rel.value, data=data)
+    nodes = list(found.values())
+    state.nodes = nodes[:k] if k > 0 else nodes
+
+
+@operator("node.onehop", needs=("entity-graph",))
+def onehop(res: Resources, state: State, *, k: int = 0, keep_seeds: bool = True) -> None:
+    """The one-hop neighbours of the retrieved entities over relation edges (Onehop).
+
+    A neighbour scores the summed value of the retrieved entities joined to it (either
+    direction); ties go to the higher relation degree, then the id. ``k`` keeps the best
+    ``k`` neighbours (0: all); with ``keep_seeds`` the retrieved entities stay first.
+    """
+    from hygraph.graph.kinds import EdgeKind
+    from hygraph.operators.relationship import relation_degrees
+    from hygraph.operators.state import Scored
+
+    links = state.view(res).links(EdgeKind.RELATION)
+    seeds = {h.id for h in state.nodes}
+    score: dict[str, float] = {}
+    for hit in state.nodes:
+        for other in dict.fromkeys([*links.out.get(hit.id, []), *links.into.get(hit.id, [])]):
+            if other not in seeds:
+                score[other] = score.get(other, 0.0) + hit.value
+    degree = relation_degrees(res, state)
+    ranked = sorted(score, key=lambda n: (-score[n], -degree.get(n, 0), n))
+    ranked = ranked[:k] if k > 0 else ranked
+    found = [
+        Scored(n, score[n], data={"degree": degree.get(n, 0), "via": "onehop"}) for n in ranked
+    ]
+    state.nodes = [*state.nodes, *found] if keep_seeds else found
+
+
+@operator("node.tfidf", needs=("tfidf",))
+def tfidf(
+    res: Resources, state: State, *, k: int = 5, into: str = "nodes", at_least_top_k: bool = False
+) -> None:
+    """The ``k`` chunks nearest to the question by TF-IDF cosine (the TF-IDF node index).
+
+    The nodes are chunks (the passage graph's nodes, KGP): ``into="nodes"`` sets them as
+    the retrieved nodes (``data["kind"] = "chunk"``), ``"chunks"`` as the ranked chunks,
+    any other name as a named ranking. Only chunks sharing a term with the question count.
+    """
+    from hygraph.operators.state import Scored
+
+    depth = max(k, state.top_k) if at_least_top_k else k
+    ranked = res.layer("tfidf").search(res, state.question, depth)
+    if into == "nodes":
+        state.nodes = [Scored(c, s, cosine=s, data={"kind": "chunk"}) for c, s in ranked]
+    elif into == "chunks":
+        state.chunks = ranked
+    else:
+        state.rankings[into] = [c for c, _ in ranked]

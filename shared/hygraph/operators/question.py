@@ -18,6 +18,7 @@ log = logging.getLogger("hygraph")
 PROMPTS = {
     "hypergraph": ("question_entities_messages", "parse_question_entities"),
     "noderag": ("query_elements_messages", "parse_query_elements"),
+    "hipporag": ("question_entities_messages", "parse_question_entities"),
 }
 MODES = ("auto", "llm", "offline", "question")
 
@@ -74,3 +75,49 @@ def _ask(res: Resources, question: str, mode: str, prompt: str, fallback: str) -
     from hygraph.extract.offline import find_entities
 
     return list(dict.fromkeys(m.name for m in find_entities(question)))
+
+
+# --------------------------------------------------------------------------- keywords (LightRAG)
+
+KEYWORD_MODES = ("auto", "llm", "offline")
+KEYWORD_LEVELS = ("low", "high", "both")
+
+
+@operator("question.keywords")
+def keywords(res: Resources, state: State, *, mode: str = "auto", keep: str = "low") -> None:
+    """The question's low- and high-level keywords (LightRAG): the LLM's or the rules'.
+
+    ``mode``: ``auto`` (the LLM when retrieval may use it, else the rules), ``llm`` (an
+    error without one) or ``offline``. The rules take the offline extractor's entity
+    mentions as low-level keywords and the other content phrases as high-level ones
+    (:func:`~hygraph.extract.phrases.question_keywords`); an LLM reply that cannot be
+    read, or a call that fails, falls back to them (logged). Both levels are kept in
+    ``state.subgraph["keywords"]`` (with ``"source"``: ``llm`` or ``offline``); ``keep``
+    says which go to ``state.keywords``, what ``node.vdb`` searches with: ``low``,
+    ``high`` or ``both``.
+    """
+    if mode not in KEYWORD_MODES:
+        raise ConfigError(f"question keywords mode must be one of {', '.join(KEYWORD_MODES)}")
+    if keep not in KEYWORD_LEVELS:
+        raise ConfigError(f"question keywords keep must be one of {', '.join(KEYWORD_LEVELS)}")
+    llm = res.llm if mode == "llm" else res.retrieval_llm if mode == "auto" else None
+    if mode == "llm" and llm is None:
+        raise ConfigError("keywords=llm needs an LLM: pass llm=... or set OPENAI_MODEL")
+    found: tuple[list[str], list[str]] | None = None
+    if llm is not None:
+        from hygraph.prompts.lightrag import parse_query_keywords, query_keywords_messages
+
+        try:
+            reply = res.complete_bounded(query_keywords_messages(state.question))
+            found = parse_query_keywords(reply)
+        except Exception as err:  # noqa: BLE001 - the rules stand in; a query never fails
+            log.warning("question keywords failed (%s); using the offline rules", err)
+    source = "llm" if found is not None else "offline"
+    if found is None:
+        from hygraph.extract.phrases import question_keywords
+
+        found = question_keywords(state.question)
+    low, high = found
+    state.subgraph["keywords"] = {"low": low, "high": high, "source": source}
+    chosen = {"low": low, "high": high, "both": [*low, *high]}[keep]
+    state.keywords = list(dict.fromkeys(chosen))

@@ -26,8 +26,12 @@ OPERATOR_MODULES = (
     "hygraph.operators.bridge",
     "hygraph.operators.subgraph",
     "hygraph.operators.community",
-    "hygraph.operators.merge",
     "hygraph.operators.tree",
+    "hygraph.operators.community_select",
+    "hygraph.operators.hirag",
+    "hygraph.operators.merge",
+    "hygraph.operators.ppr",
+    "hygraph.operators.hygrag",
 )
 
 

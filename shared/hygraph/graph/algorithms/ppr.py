@@ -40,7 +40,7 @@ def transition_matrix(adjacency: sparse.spmatrix) -> sparse.csr_matrix:
 
 def personalized_pagerank(
     transition: sparse.csr_matrix,
-    seeds: Mapping[int, float],
+    seeds: Mapping[int, float] | np.ndarray,
     *,
     damping: float = 0.5,
     iterations: int | None = None,
@@ -51,15 +51,22 @@ def personalized_pagerank(
 
     Args:
         transition: from :func:`transition_matrix`.
-        seeds: node index → non-negative weight (normalised here).
+        seeds: node index → non-negative weight, or a length-n weight array (normalised
+            here; negative weights count as zero).
         damping: probability of following an edge (HippoRAG uses 0.5).
         iterations: a fixed number of steps (shallow PPR); None iterates to ``tol``.
     """
     n = transition.shape[0]
-    reset = np.zeros(n, dtype=np.float64)
-    for i, w in seeds.items():
-        if w > 0:
-            reset[i] += w
+    if isinstance(seeds, Mapping):
+        reset = np.zeros(n, dtype=np.float64)
+        for i, w in seeds.items():
+            if w > 0:
+                reset[i] += w
+    else:
+        reset = np.asarray(seeds, dtype=np.float64).ravel().copy()
+        if reset.shape != (n,):
+            raise ValueError(f"seeds has shape {reset.shape}, expected ({n},)")
+        reset[~(reset > 0)] = 0.0  # negative and NaN weights count as zero
     total = reset.sum()
     if total <= 0:
         return np.zeros(n, dtype=np.float64)

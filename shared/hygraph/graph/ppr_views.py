@@ -1,0 +1,122 @@
+"""The graphs and matrices the personalized-PageRank methods walk, cached per store version.
+
+Two graphs, both built from the shared entity graph and memoised on the store's
+:class:`~hygraph.graph.view.GraphView` (so every query of one version shares them):
+
+* :func:`entity_walk` — HippoRAG and FastGraphRAG as the unified framework runs them
+  (spec 002 §4.1 N3, §4.2 R3, §4.3 C1): entities joined by relation edges (and,
+  optionally, synonym edges), with the two matrices the aggregators multiply by —
+  the entity × relationship incidence ``E`` (a relationship is one directed relation
+  edge, joining its two entities) and the relationship × chunk provenance ``M``
+  (``M[i, j] = 1`` when relationship ``i`` was extracted from chunk ``j``).
+* :func:`passage_walk` — HippoRAG 2's graph: entity *and* passage nodes; relation
+  edges between entities, a weight-1 edge from each passage to each entity it
+  mentions, and synonym edges. The reference code inserts every triple and every
+  synonym pair in both directions into an undirected graph, so those edges weigh
+  twice their count (or cosine) against a passage edge; ``pair_factor`` keeps that.
+
+Each entity's *specificity* count (how many chunks mention it, HippoRAG's node
+specificity ``1 / |P_i|``) is kept beside the walk graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hygraph.graph.kinds import EdgeKind, NodeKind
+from hygraph.graph.view import GraphView, WalkGraph, build_walk_graph
+
+
+@dataclass
+class EntityWalk:
+    """An entity walk graph with the aggregators' matrices (see the module docstring)."""
+
+    graph: WalkGraph
+    relations: list[tuple[str, str]]  # (source entity, target entity) per column of E
+    incidence: Any  # scipy CSR, nodes × relationships (E)
+    provenance: Any  # scipy CSR, relationships × chunks (M)
+    chunks: list[str]  # the chunk id of each column of M
+    chunk_counts: np.ndarray  # per node position: chunks mentioning it (0 if none)
+
+    @property
+    def relation_ids(self) -> list[str]:
+        """Relationship ids as the relation-vectors layer names them (``"src|dst"``)."""
+        return [f"{s}|{d}" for s, d in self.relations]
+
+
+@dataclass
+class PassageWalk:
+    """HippoRAG 2's entity + passage graph and which positions are passages."""
+
+    graph: WalkGraph
+    is_chunk: np.ndarray  # bool per position
+    chunk_counts: np.ndarray  # per position: chunks mentioning the entity
+
+
+def _chunk_counts(view: GraphView, graph: WalkGraph) -> np.ndarray:
+    counts = np.zeros(len(graph.ids), dtype=np.float64)
+    for entity, chunks in view.provenance(NodeKind.ENTITY).items():
+        pos = graph.position.get(entity)
+        if pos is not None:
+            counts[pos] = len(set(chunks))
+    return counts
+
+
+def entity_walk(view: GraphView, *, synonyms: bool = True) -> EntityWalk:
+    """Entities over relation (+ synonym) edges, with ``E`` and ``M`` (memoised)."""
+
+    def make() -> EntityWalk:
+        from scipy import sparse
+
+        kinds = [EdgeKind.RELATION, *([EdgeKind.SYNONYM] if synonyms else [])]
+        graph = view.walk_graph(kinds, nodes_of=[NodeKind.ENTITY])
+        relations: list[tuple[str, str]] = []
+        sources: list[list[str]] = []
+        for edge in view.store.iter_edges(EdgeKind.RELATION):
+            if edge.src in graph.position and edge.dst in graph.position:
+                relations.append((edge.src, edge.dst))
+                sources.append(sorted(edge.data.get("entries", {})))
+        chunks = sorted({c for cs in sources for c in cs})
+        column = {c: j for j, c in enumerate(chunks)}
+        m = len(relations)
+        rows = [graph.position[s] for s, _ in relations] + [graph.position[d] for _, d in relations]
+        cols = list(range(m)) * 2
+        incidence = sparse.csr_matrix(
+            (np.ones(2 * m), (rows, cols)), shape=(len(graph.ids), m), dtype=np.float64
+        )
+        incidence.data[:] = 1.0  # a self-loop relation counts its entity once
+        prov_rows = [i for i, cs in enumerate(sources) for _ in cs]
+        prov_cols = [column[c] for cs in sources for c in cs]
+        provenance = sparse.csr_matrix(
+            (np.ones(len(prov_rows)), (prov_rows, prov_cols)), shape=(m, len(chunks)),
+            dtype=np.float64,
+        )  # fmt: skip
+        return EntityWalk(graph, relations, incidence, provenance, chunks,
+                          _chunk_counts(view, graph))  # fmt: skip
+
+    return view.memo(("ppr:entity-walk", synonyms), make)
+
+
+def passage_walk(
+    view: GraphView, *, synonyms: bool = True, pair_factor: float = 2.0
+) -> PassageWalk:
+    """HippoRAG 2's graph of entities and passages (memoised; see the module docstring)."""
+
+    def make() -> PassageWalk:
+        rows = [(s, d, pair_factor * w) for s, d, w in view.store.edge_rows([EdgeKind.RELATION])]
+        if synonyms:
+            rows += [
+                (s, d, pair_factor * w) for s, d, w in view.store.edge_rows([EdgeKind.SYNONYM])
+            ]
+        rows += [(c, e, 1.0) for c, e, _ in view.store.edge_rows([EdgeKind.MENTION])]
+        chunks = view.store.chunk_ids()
+        entities = [n for n, _ in view.store.provenance_of_kind(NodeKind.ENTITY)]
+        graph = build_walk_graph(rows, [*dict.fromkeys(entities), *chunks])
+        chunk_set = set(chunks)
+        is_chunk = np.array([i in chunk_set for i in graph.ids], dtype=bool)
+        return PassageWalk(graph, is_chunk, _chunk_counts(view, graph))
+
+    return view.memo(("ppr:passage-walk", synonyms, pair_factor), make)

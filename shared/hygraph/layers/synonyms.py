@@ -1,0 +1,152 @@
+"""``synonyms``: edges between entities whose vectors are nearly the same (HippoRAG).
+
+HippoRAG's "parahippocampal" step (Gutiérrez et al., NeurIPS 2024, §2.2; kept in
+HippoRAG 2, ICML 2025) adds an edge between two entities of the knowledge graph
+when the cosine of their vectors is at least τ = 0.8 (both papers), so a walk that
+starts at "Alhandra" also reaches "Alhandra, Portugal". The edges are stored once
+per pair (``src < dst``) as :attr:`~hygraph.graph.kinds.EdgeKind.SYNONYM` with the
+cosine as weight; they carry no chunk provenance and go when either entity goes.
+
+Choices, after the HippoRAG 2 code (``add_synonymy_edges``): an entity whose name
+has fewer than ``synonym_min_chars`` (3) letters or digits gets no synonym edges,
+and one entity keeps at most ``synonym_max`` (100) neighbours, the most similar.
+The vectors are the ``entity-vectors`` layer's (the name, or ``name: description``
+when the extractor wrote descriptions); no second entity collection is embedded.
+
+Ours: two names whose numbers differ are never synonyms (``synonym_numbers``). A
+small embedder puts "2001" next to "2003" and "15 July 2005" next to "23 August
+2005" (on MuSiQue with all-MiniLM-L6-v2, 63-84 % of the pairs above 0.8 were such
+dates and amounts); "1995" and "April 1995", or "Tallahassee" and "Tallahassee,
+Florida", still pair.
+
+Incremental: the entities a batch of new chunks names are matched again against
+every entity (their vectors may have changed), their old synonym edges replaced;
+a delete re-matches the entities that lost provenance (their name or description
+may have changed). A batch is marked done with its edges, so a killed build
+resumes without duplicating anything (edge keys are deterministic).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hygraph.graph.kinds import EdgeKind, NodeKind
+from hygraph.layers.base import Layer, LayerConfig, in_batches, register_layer
+from hygraph.layers.entity_vectors import ENTITY_COLLECTION, chunk_entities
+
+if TYPE_CHECKING:
+    from hygraph.graph.store import DeleteResult
+    from hygraph.resources import Resources
+
+BUILD_BATCH = 512
+_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_NUMBER = re.compile(r"\d+")
+
+
+@dataclass
+class SynonymsConfig(LayerConfig):
+    synonym_threshold: float = 0.8  # τ: least cosine of a synonym pair (HippoRAG 1 and 2 papers)
+    synonym_max: int = 100  # most synonyms one entity keeps (HippoRAG 2 code)
+    synonym_min_chars: int = 3  # names with fewer letters/digits get none (HippoRAG 2 code)
+    synonym_numbers: bool = True  # ours: names whose numbers differ are not synonyms
+
+
+@dataclass
+class EntityMatrix:
+    """Every usable entity: ids, their stored vectors (rows) and the numbers in their names."""
+
+    ids: list[str]
+    vectors: Any
+    numbers: dict[str, frozenset[str]]
+
+
+def name_numbers(name: str) -> frozenset[str]:
+    """The numbers a name holds, without leading zeros ("05 May 2005" → {"5", "2005"})."""
+    return frozenset(n.lstrip("0") or "0" for n in _NUMBER.findall(name))
+
+
+@register_layer
+class Synonyms(Layer):
+    name = "synonyms"
+    description = "synonym edges between entities whose vectors have cosine >= 0.8 (HippoRAG)"
+    requires = ("entity-vectors",)
+    after_extraction = True
+    task = "layer:synonyms"
+    Config = SynonymsConfig
+
+    config: SynonymsConfig
+
+    def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
+        keys = None
+        for batch in in_batches(res, chunk_ids, BUILD_BATCH, "synonym edges"):
+            if keys is None:  # every entity's vector, read once per build
+                keys = self._entity_vectors(res)
+            self.link(res, chunk_entities(res, batch), keys)
+            res.store.mark_done(self.task or "", batch)
+
+    def delete(self, res: Resources, removed: DeleteResult) -> None:
+        # Edges of removed entities went with them (the store drops edges of removed nodes).
+        touched = [n for n in removed.touched_node_ids if n.startswith("ent:")]
+        if touched:
+            self.link(res, touched, self._entity_vectors(res))
+
+    def reset(self, res: Resources) -> None:
+        super().reset(res)
+        res.store.delete_edges((s, d, EdgeKind.SYNONYM) for s, d, _ in
+                               res.store.edge_rows([EdgeKind.SYNONYM]))  # fmt: skip
+
+    # -- matching ---------------------------------------------------------------------
+
+    def _entity_vectors(self, res: Resources) -> EntityMatrix:
+        """Every embedded entity with a long enough name, with its stored vector."""
+        import numpy as np
+
+        from hygraph.graph.view import graph_view
+
+        names = graph_view(res.store).names([NodeKind.ENTITY])
+        usable = sorted(i for i, name in names.items() if self._named(name))
+        found = res.stored_vectors(ENTITY_COLLECTION, usable)
+        ids = [i for i in usable if i in found]
+        dim = int(res.manifest.dim or 0)
+        matrix = np.vstack([found[i] for i in ids]) if ids else np.zeros((0, dim), np.float32)
+        return EntityMatrix(ids, matrix, {i: name_numbers(names[i]) for i in ids})
+
+    def _named(self, name: str) -> bool:
+        return len(_ALNUM.sub("", name)) >= self.config.synonym_min_chars
+
+    def link(self, res: Resources, entity_ids: Iterable[str], keys: EntityMatrix) -> None:
+        """Replace the synonym edges of ``entity_ids`` by their current matches in ``keys``."""
+        import numpy as np
+
+        from hygraph.graph.algorithms.similar import similar_pairs
+        from hygraph.graph.store import Edge
+
+        position = {e: i for i, e in enumerate(keys.ids)}
+        wanted = sorted(set(entity_ids))
+        if not wanted:
+            return
+        old = [(s, d, k) for e in wanted for s, d, k in self._edges_of(res, e)]
+        rows = [position[e] for e in wanted if e in position]
+        pairs = similar_pairs(
+            keys.vectors[rows], keys.vectors,
+            threshold=self.config.synonym_threshold, cap=self.config.synonym_max,
+            skip=np.asarray(rows, dtype=np.int64),
+        )  # fmt: skip
+        edges: dict[tuple[str, str], float] = {}
+        for q, k, cosine in pairs:
+            a, b = sorted((keys.ids[rows[q]], keys.ids[k]))
+            if self.config.synonym_numbers and keys.numbers[a] != keys.numbers[b]:
+                continue
+            edges[(a, b)] = max(cosine, edges.get((a, b), cosine))
+        with res.store.transaction():
+            res.store.delete_edges(old)
+            res.store.upsert_edges(
+                Edge(a, b, EdgeKind.SYNONYM, round(w, 6)) for (a, b), w in sorted(edges.items())
+            )
+
+    @staticmethod
+    def _edges_of(res: Resources, entity_id: str) -> list[tuple[str, str, str]]:
+        return [(e.src, e.dst, e.kind) for e in res.store.edges_of(entity_id, EdgeKind.SYNONYM)]

@@ -1,0 +1,358 @@
+"""Operators of the personalized-PageRank family: Link, PPR, the two Aggregators, and
+HippoRAG 2's fact linking, recognition filter and passage walk.
+
+The unified framework (spec 002) writes HippoRAG and FastGraphRAG as
+``Link + PPR → relationship Aggregator → chunk Aggregator``:
+
+* ``node.link`` (N6): each question entity → its nearest graph entity (top-1) by
+  vector; the similarities go to ``state.seeds``.
+* ``node.ppr`` (N3): personalized PageRank over the entity graph
+  (:func:`~hygraph.graph.ppr_views.entity_walk`). ``mode="hipporag"`` restarts at
+  the linked entities, each weighted ``1 / (chunks that mention it)`` (node
+  specificity); ``mode="fastgraphrag"`` restarts at the linked entities' similarities
+  plus the similarities of the ``vdb_k`` (8) entities nearest to the question vector.
+  The full score vector stays in ``state.subgraph["ppr"]``; the top ``k`` entities go
+  to ``state.nodes``.
+* ``relationship.aggregator`` (R3): ``r = Eᵀ p`` — each relationship scores the PPR
+  mass of its two entities; the top ``k`` go to ``state.relationships``.
+* ``chunk.aggregator`` (C1): ``Ψ = r M`` over the relationship → chunk provenance,
+  min-max normalised (reference code), best first into ``state.chunks``.
+
+**Damping.** :func:`~hygraph.graph.algorithms.ppr.personalized_pagerank` takes
+``damping`` as the probability of *following an edge* (restart with ``1 - damping``),
+the meaning igraph's ``personalized_pagerank(damping=...)`` has. The framework's
+reference code passes ``damping: 0.1`` to igraph (so a walk continues with
+probability 0.1 and stays within a hop or two of its seeds), as HippoRAG's released
+code does with its default 0.1 (its docstring calls it the jump probability, which is
+the other way round); HippoRAG 2's code and paper use 0.5. The methods state which
+they use.
+
+HippoRAG 2 (Gutiérrez et al., ICML 2025; reference code ``HippoRAG.py``):
+
+* ``relationship.fact_link``: the ``k`` (5) relations (facts) nearest to the question
+  vector, their cosines min-max normalised over *all* facts (the least cosine is
+  found by searching with the negated query vector).
+* ``relationship.recognize``: an LLM keeps the facts that help answer the question
+  ("recognition memory"); without an LLM the best ``unfiltered`` facts pass.
+* ``node.fact_entities``: each kept fact lends its two entities its score divided by
+  the entity's chunk count; an entity's seed is the mean over its facts; the top
+  ``k`` (5) entities become ``state.seeds``.
+* ``chunk.ppr``: PPR (damping 0.5) over entities *and* passages
+  (:func:`~hygraph.graph.ppr_views.passage_walk`), restarting at the seed entities and
+  at every passage with ``passage_weight`` (0.05) × its min-max normalised dense score;
+  passages rank by their PPR score. With no seed entity (no fact kept) the ranking is
+  dense retrieval, as in the reference code.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hygraph.errors import ConfigError
+from hygraph.graph.kinds import EdgeKind, NodeKind
+from hygraph.operators.registry import operator
+
+if TYPE_CHECKING:
+    from hygraph.operators.state import Scored, State
+    from hygraph.resources import Resources
+
+log = logging.getLogger("hygraph")
+
+ENTITY_COLLECTION = "entities"  # the entity-vectors layer's collection
+RELATION_COLLECTION = "relations"  # the relation-vectors layer's collection
+PPR_MODES = ("hipporag", "fastgraphrag")
+RECOGNITION_MODES = ("auto", "llm", "off")
+
+
+def _relationship(rel_id: str, value: float, cosine: float = 0.0) -> Scored:
+    from hygraph.operators.state import Scored
+
+    members = tuple(rel_id.split("|", 1))
+    return Scored(rel_id, value, cosine=cosine, data={"kind": EdgeKind.RELATION,
+                                                      "members": members})  # fmt: skip
+
+
+def _chunk_count(res: Resources, state: State) -> int:
+    """How many chunks the index holds (counted once per graph version)."""
+    view = state.view(res)
+    return int(view.memo(("chunk-count",), lambda: len(view.store.chunk_ids())))
+
+
+def _ranked(ids: list[str], scores: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """The ``k`` best positive scores (ties: earlier position first), as ``(id, score)``."""
+    order = np.argsort(-scores, kind="stable")
+    out = []
+    for i in order[: k if k > 0 else len(order)]:
+        if scores[i] <= 0:
+            break
+        out.append((ids[i], float(scores[i])))
+    return out
+
+
+# --------------------------------------------------------------------------- Link, PPR
+
+
+@operator("node.link", needs=("entity-vectors",))
+def link(res: Resources, state: State, *, k: int = 1, threshold: float = 0.0) -> None:
+    """Each question entity linked to its nearest graph entity by vector (Link, top-1).
+
+    The keywords (``question.entities``) are searched one by one in the entity vectors;
+    each keeps its ``k`` best entities with cosine above ``threshold``. An entity linked
+    twice keeps its best similarity. The links go to ``state.seeds``.
+    """
+    seeds: dict[str, float] = {}
+    for keyword in state.keywords:
+        for hit in res.search_vectors(ENTITY_COLLECTION, keyword, k):
+            if hit.score > threshold:
+                seeds[hit.id] = max(seeds.get(hit.id, hit.score), hit.score)
+    state.seeds = seeds
+
+
+@operator("node.ppr", needs=("entity-vectors",))
+def ppr(
+    res: Resources,
+    state: State,
+    *,
+    mode: str = "hipporag",
+    damping: float = 0.1,
+    k: int = 10,
+    vdb_k: int = 8,
+    specificity: bool = True,
+    synonyms: bool = True,
+) -> None:
+    """Personalized PageRank over the entity graph from the linked entities (PPR).
+
+    ``mode="hipporag"``: restart mass on ``state.seeds``, each ``1 / chunks mentioning
+    it`` (``specificity``; else 1). ``mode="fastgraphrag"``: the seeds' similarities
+    plus those of the ``vdb_k`` entities nearest to the question vector. ``damping`` is
+    the probability of following an edge. ``synonyms`` walks synonym edges too.
+    """
+    from hygraph.graph.algorithms.ppr import personalized_pagerank
+    from hygraph.graph.ppr_views import entity_walk
+    from hygraph.operators.state import Scored
+
+    if mode not in PPR_MODES:
+        raise ConfigError(f"node.ppr mode must be one of {', '.join(PPR_MODES)}")
+    walk = entity_walk(state.view(res), synonyms=synonyms)
+    position = walk.graph.position
+    reset = np.zeros(len(walk.graph.ids), dtype=np.float64)
+    for entity, similarity in state.seeds.items():
+        pos = position.get(entity)
+        if pos is None:
+            continue
+        if mode == "fastgraphrag":
+            reset[pos] += similarity
+        elif specificity and walk.chunk_counts[pos] > 0:
+            reset[pos] = 1.0 / walk.chunk_counts[pos]
+        else:
+            reset[pos] = 1.0
+    if mode == "fastgraphrag" and vdb_k > 0:
+        for hit in res.search_vectors(ENTITY_COLLECTION, state.query_vector(res), vdb_k):
+            if hit.id in position and hit.score > 0:
+                reset[position[hit.id]] += hit.score
+    state.subgraph["ppr_walk"] = walk
+    if not reset.any():
+        state.subgraph["ppr"] = np.zeros(len(walk.graph.ids))
+        state.nodes = []
+        return
+    scores = personalized_pagerank(walk.graph.transition, reset, damping=damping)
+    state.subgraph["ppr"] = scores
+    state.nodes = [Scored(i, s, score=s) for i, s in _ranked(walk.graph.ids, scores, k)]
+
+
+# --------------------------------------------------------------------------- aggregators
+
+
+@operator("relationship.aggregator", needs=("entity-graph",))
+def relationship_aggregator(res: Resources, state: State, *, k: int = 20) -> None:
+    """Relationships scored by the PPR mass of their two entities, ``r = Eᵀ p`` (Aggregator).
+
+    Reads the vector ``node.ppr`` left; the full score vector stays in
+    ``state.subgraph["relationship_scores"]``, the ``k`` best go to ``state.relationships``.
+    """
+    walk = state.subgraph.get("ppr_walk")
+    scores = state.subgraph.get("ppr")
+    if walk is None or scores is None:
+        raise ConfigError("relationship.aggregator needs node.ppr to run first")
+    r = np.asarray(walk.incidence.T @ scores).ravel()
+    state.subgraph["relationship_scores"] = r
+    state.relationships = [_relationship(i, s) for i, s in _ranked(walk.relation_ids, r, k)]
+
+
+@operator("chunk.aggregator", needs=("entity-graph",))
+def chunk_aggregator(
+    res: Resources, state: State, *, depth: int = 100, normalise: bool = True
+) -> None:
+    """Chunks scored ``Ψ = r M`` from the relationship scores (Aggregator), best first.
+
+    ``M`` marks the chunks each relationship was extracted from. Scores are min-max
+    normalised (reference code); chunks with no score are left out; ``depth`` caps the
+    ranking (0: every scored chunk).
+    """
+    walk = state.subgraph.get("ppr_walk")
+    r = state.subgraph.get("relationship_scores")
+    if walk is None or r is None:
+        raise ConfigError("chunk.aggregator needs relationship.aggregator to run first")
+    psi = np.asarray(walk.provenance.T @ r).ravel()
+    ranked = _ranked(walk.chunks, psi, depth)
+    if normalise and ranked:
+        every = len(psi) == _chunk_count(res, state)
+        low = float(psi.min()) if every else 0.0  # a chunk without relationships scores 0
+        high = ranked[0][1]
+        span = high - low
+        ranked = [(c, (s - low) / span if span > 0 else 1.0) for c, s in ranked]
+    state.chunks = ranked
+
+
+# --------------------------------------------------------------------------- HippoRAG 2
+
+
+def _score_range(
+    res: Resources, collection: str, query: np.ndarray, best: float
+) -> tuple[float, float]:
+    """(least, best) cosine of ``query`` over a collection (least: the negated query's top)."""
+    lowest = res.search_vectors(collection, -np.asarray(query, dtype=np.float32), 1)
+    low = -lowest[0].score if lowest else best
+    return low, best
+
+
+@operator("relationship.fact_link", needs=("relation-vectors",))
+def fact_link(res: Resources, state: State, *, k: int = 5) -> None:
+    """The ``k`` facts (relations) nearest to the question, min-max normalised over all facts.
+
+    Each ``Scored`` keeps the normalised score as ``value`` and the cosine as ``cosine``
+    (HippoRAG 2's query-to-fact linking).
+    """
+    query = state.query_vector(res)
+    hits = res.search_vectors(RELATION_COLLECTION, query, k)
+    if not hits:
+        state.relationships = []
+        return
+    low, high = _score_range(res, RELATION_COLLECTION, query, hits[0].score)
+    span = high - low
+    state.relationships = [
+        _relationship(h.id, (h.score - low) / span if span > 0 else 1.0, cosine=h.score)
+        for h in hits
+    ]
+
+
+def fact_texts(res: Resources, relationships: list[Scored]) -> list[str]:
+    """Each relation as ``(subject, relation, object)`` with display names."""
+    ids = {m for r in relationships for m in r.data.get("members", ())}
+    names = {i: (n.name or i) for i, n in res.store.get_nodes(ids).items()}
+    keys = [(*r.data["members"], EdgeKind.RELATION) for r in relationships]
+    edges = res.store.get_edges(keys)
+    out = []
+    for r, key in zip(relationships, keys, strict=True):
+        edge = edges.get(key)
+        label = str(edge.data.get("label", "")) if edge else ""
+        src, dst = (names.get(m, m) for m in r.data["members"])
+        out.append(f"({src}, {label or 'related to'}, {dst})")
+    return out
+
+
+@operator("relationship.recognize")
+def recognize(res: Resources, state: State, *, mode: str = "auto", unfiltered: int = 0) -> None:
+    """Keep the facts an LLM judges useful for the question (HippoRAG 2's recognition memory).
+
+    ``mode``: ``auto`` (the LLM when retrieval may use it, else no filter), ``llm`` (an
+    error without one) or ``off``. When no filter runs, or its call fails or its reply
+    cannot be read (logged), the best ``unfiltered`` facts stay (0: all of them); a
+    readable reply keeping none empties ``state.relationships``.
+    """
+    if mode not in RECOGNITION_MODES:
+        raise ConfigError(f"recognition mode must be one of {', '.join(RECOGNITION_MODES)}")
+    llm = res.llm if mode == "llm" else res.retrieval_llm if mode == "auto" else None
+    if mode == "llm" and llm is None:
+        raise ConfigError("recognition=llm needs an LLM: pass llm=... or set OPENAI_MODEL")
+    unfiltered_facts = state.relationships[: unfiltered if unfiltered > 0 else None]
+    if llm is None or not state.relationships:
+        state.relationships = unfiltered_facts
+        return
+    from hygraph.prompts.hipporag import parse_recognition, recognition_messages
+
+    facts = fact_texts(res, state.relationships)
+    try:
+        reply = res.complete_bounded(recognition_messages(state.question, facts))
+        kept = parse_recognition(reply, facts)
+    except Exception as err:  # noqa: BLE001 - the facts stay unfiltered; a query never fails
+        log.warning("fact recognition failed (%s); keeping the best linked facts", err)
+        state.relationships = unfiltered_facts
+        return
+    state.relationships = [state.relationships[i] for i in kept]
+
+
+@operator("node.fact_entities", needs=("entity-graph",))
+def fact_entities(res: Resources, state: State, *, k: int = 5, specificity: bool = True) -> None:
+    """Seed entities from the kept facts (HippoRAG 2): fact score / chunk count, averaged.
+
+    Each fact in ``state.relationships`` gives its subject and object its ``value``,
+    divided by how many chunks mention the entity (``specificity``); an entity's seed
+    is the mean over the facts naming it; the ``k`` best become ``state.seeds``.
+    """
+    mentions = state.view(res).provenance(NodeKind.ENTITY)
+    total: dict[str, float] = {}
+    count: dict[str, int] = {}
+    for rel in state.relationships:
+        for entity in dict.fromkeys(rel.data.get("members", ())):
+            chunks = len(set(mentions.get(entity, ())))
+            weight = rel.value / chunks if specificity and chunks > 0 else rel.value
+            total[entity] = total.get(entity, 0.0) + weight
+            count[entity] = count.get(entity, 0) + 1
+    mean = {e: total[e] / count[e] for e in total}
+    best = sorted(mean, key=lambda e: (-mean[e], e))[: k if k > 0 else None]
+    state.seeds = {e: mean[e] for e in best if mean[e] > 0}
+
+
+@operator("chunk.ppr", needs=("entity-graph", "chunks"))
+def passage_ppr(
+    res: Resources,
+    state: State,
+    *,
+    damping: float = 0.5,
+    passage_weight: float = 0.05,
+    passage_pool: int = 0,
+    synonyms: bool = True,
+    pair_factor: float = 2.0,
+    depth: int = 100,
+) -> None:
+    """Chunks ranked by PPR over entities and passages (HippoRAG 2).
+
+    Restarts at ``state.seeds`` and at the ``passage_pool`` densest passages (0: all),
+    each weighted ``passage_weight`` × its dense cosine min-max normalised over every
+    chunk. Without seeds the dense ranking is kept. ``depth`` caps the ranking.
+    """
+    from hygraph.graph.algorithms.ppr import personalized_pagerank
+    from hygraph.graph.ppr_views import passage_walk
+
+    query = state.query_vector(res)
+    total = _chunk_count(res, state)
+    pool = min(passage_pool, total) if passage_pool > 0 else total
+    dense = res.search_chunks(query, pool)
+    if not dense:
+        state.chunks = []
+        return
+    walk = passage_walk(state.view(res), synonyms=synonyms, pair_factor=pair_factor)
+    position = walk.graph.position
+    reset = np.zeros(len(walk.graph.ids), dtype=np.float64)
+    for entity, weight in state.seeds.items():
+        if entity in position:
+            reset[position[entity]] += weight
+    if not reset.any():
+        state.chunks = [(h.id, h.score) for h in dense[: depth or None]]
+        return
+    if len(dense) == total:
+        low, high = dense[-1].score, dense[0].score
+    else:
+        low, high = _score_range(res, "chunks", query, dense[0].score)
+    span = high - low
+    for hit in dense:
+        if hit.id in position:
+            normalised = (hit.score - low) / span if span > 0 else 1.0
+            reset[position[hit.id]] += passage_weight * normalised
+    scores = personalized_pagerank(walk.graph.transition, reset, damping=damping)
+    scores = np.where(walk.is_chunk, scores, 0.0)
+    state.chunks = _ranked(walk.graph.ids, scores, depth)
