@@ -123,6 +123,14 @@ class Layer:
             res.store.clear_progress(self.task)
 
 
+def chunk_set_fingerprint(chunk_ids: Sequence[str]) -> str:
+    """A short digest of a list of chunk ids: layers over the whole chunk set rebuild when it
+    changes."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(chunk_ids).encode()).hexdigest()[:16]
+
+
 def extracted_chunks(res: Resources) -> set[str] | None:
     """Chunks the index's extractor has processed (None: the index extracts nothing)."""
     if res.extractor_name == "none" and res.extractor_override is None:

@@ -7,15 +7,13 @@ against a built index load it from disk.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hygraph.layers.base import Layer, LayerConfig, register_layer
+from hygraph.layers.base import Layer, LayerConfig, chunk_set_fingerprint, register_layer
 
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
@@ -35,10 +33,6 @@ def bm25s_module() -> Any:
     # bm25s sets its own logger to DEBUG on import; keep its chatter out of user output.
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     return bm25s
-
-
-def _fingerprint(chunk_ids: Sequence[str]) -> str:
-    return hashlib.sha256("\n".join(chunk_ids).encode()).hexdigest()[:16]
 
 
 @register_layer
@@ -70,7 +64,7 @@ class BM25Layer(Layer):
     def ensure(self, res: Resources) -> tuple[Any, list[str]]:
         """The retriever over the current chunks and its chunk ids (built or loaded)."""
         all_ids = res.store.chunk_ids()
-        fingerprint = _fingerprint(all_ids)
+        fingerprint = chunk_set_fingerprint(all_ids)
         if self._loaded is not None and self._loaded[0] == fingerprint:
             return self._loaded[1], self._loaded[2]
         folder = res.path / "bm25"

@@ -16,16 +16,14 @@ rebuilds).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hygraph.layers.base import Layer, LayerConfig, register_layer
+from hygraph.layers.base import Layer, LayerConfig, chunk_set_fingerprint, register_layer
 
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
@@ -49,10 +47,6 @@ class TfidfMatrix:
     idf: np.ndarray
     matrix: Any  # scipy.sparse.csr_matrix, l2-normalised rows
     chunk_ids: list[str]
-
-
-def _fingerprint(chunk_ids: Sequence[str]) -> str:
-    return hashlib.sha256("\n".join(chunk_ids).encode()).hexdigest()[:16]
 
 
 @register_layer
@@ -97,7 +91,7 @@ class TfidfLayer(Layer):
     def ensure(self, res: Resources) -> TfidfMatrix:
         """The matrix over the current chunks (loaded from disk or built)."""
         all_ids = res.store.chunk_ids()
-        fingerprint = _fingerprint(all_ids)
+        fingerprint = chunk_set_fingerprint(all_ids)
         if self._loaded is not None and self._loaded[0] == fingerprint:
             return self._loaded[1]
         folder = res.path / FOLDER
