@@ -99,13 +99,16 @@ def _ranked(ids: list[str], scores: np.ndarray, k: int) -> list[tuple[str, float
 def link(res: Resources, state: State, *, k: int = 1, threshold: float = 0.0) -> None:
     """Each question entity linked to its nearest graph entity by vector (Link, top-1).
 
-    The keywords (``question.entities``) are searched one by one in the entity vectors;
-    each keeps its ``k`` best entities with cosine above ``threshold``. An entity linked
-    twice keeps its best similarity. The links go to ``state.seeds``.
+    The keywords (``question.entities``) are embedded in one batch, as the entity names
+    they are matched with were, and each keeps its ``k`` best entities with cosine above
+    ``threshold``. An entity linked twice keeps its best similarity. The links go to
+    ``state.seeds``.
     """
     seeds: dict[str, float] = {}
-    for keyword in state.keywords:
-        for hit in res.search_vectors(ENTITY_COLLECTION, keyword, k):
+    keywords = [w for w in state.keywords if w.strip()]
+    vectors = res.embedder.embed(keywords) if keywords else []
+    for vector in vectors:
+        for hit in res.search_vectors(ENTITY_COLLECTION, np.asarray(vector), k):
             if hit.score > threshold:
                 seeds[hit.id] = max(seeds.get(hit.id, hit.score), hit.score)
     state.seeds = seeds
