@@ -24,8 +24,8 @@ GROUPS = [
 
 
 def _res(llm: ScriptedLLM | None) -> SimpleNamespace:
-    def fan_out(prompts, desc):
-        return complete_many(llm, prompts, desc=desc, progress=False)
+    def fan_out(prompts, desc, validate=None):
+        return complete_many(llm, prompts, desc=desc, progress=False, validate=validate)
 
     return SimpleNamespace(llm=llm, complete_many=fan_out)
 
@@ -87,3 +87,17 @@ def test_gmm_tiny_inputs():
     assert soft_gmm_clusters(np.ones((1, 4))) == [[0]]
     assert best_k_by_bic(np.ones((1, 4))) == 1
     assert soft_gmm_clusters(np.eye(3), k=1) == [[0, 1, 2]]
+
+
+def test_unusable_summary_replies_are_not_cached(tmp_path):
+    """A reply the parser refuses is this group's failure and stays out of the LLM cache,
+    so the next build asks again (and may get a usable summary)."""
+    from hygraph.models.cache import DiskCache
+    from hygraph.models.llm import CachedLLM
+
+    inner = ScriptedLLM(["<think>only reasoning</think>", "Summary: Aldercott builds ferries."])
+    cached = CachedLLM(inner, DiskCache(tmp_path / "llm.sqlite"))
+    first = summarize_groups(_res(cached), GROUPS[:1], messages=_messages, max_words=12, desc="t")
+    assert first[0][1] == "extractive" and len(cached.cache) == 0
+    again = summarize_groups(_res(cached), GROUPS[:1], messages=_messages, max_words=12, desc="t")
+    assert again[0] == ("Aldercott builds ferries.", "llm") and len(inner.calls) == 2

@@ -15,7 +15,7 @@ the one LLM fan-out.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -179,17 +179,25 @@ class Resources:
         return self._extractor or None
 
     def complete_many(
-        self, prompts: Sequence[list[Message]], desc: str
+        self,
+        prompts: Sequence[list[Message]],
+        desc: str,
+        validate: Callable[[str], object] | None = None,
     ) -> list[str | BaseException]:
-        """Every prompt answered by the LLM, concurrently (bounded), in order; failures returned."""
+        """Every prompt answered by the LLM, concurrently (bounded), in order; failures returned.
+
+        ``validate`` raises on an unusable reply: that entry is then the exception, and the
+        reply is not cached, so a later run asks again.
+        """
         from hygraph.models.fanout import complete_many
 
         llm = self.llm
         if llm is None:
             raise RuntimeError("complete_many needs an LLM; check resources.llm first")
         return complete_many(
-            llm, prompts, desc=desc, progress=self.progress, concurrency=LLM_CONCURRENCY
-        )
+            llm, prompts, desc=desc, progress=self.progress, concurrency=LLM_CONCURRENCY,
+            validate=validate,
+        )  # fmt: skip
 
     def bar(self, iterable: Iterable | None, *, total: int | None, desc: str, unit: str) -> Any:
         """A progress bar honouring the index's progress setting."""

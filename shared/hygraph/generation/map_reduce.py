@@ -131,21 +131,19 @@ def map_reduce(
     groups = batches(units, options.map_budget)
     prompts = [map_messages(question, "\n\n".join(render_unit(n, i) for n, i in group))
                for group in groups]  # fmt: skip
-    replies = res.complete_many(prompts, desc="map") if prompts else []
+    replies = res.complete_many(prompts, desc="map", validate=parse_map_points) if prompts else []
     points: list[tuple[str, float, int]] = []
     skipped = 0
     for reader, reply in enumerate(replies, start=1):
+        if isinstance(reply, ParseError):  # an unusable reply: skipped, and never cached
+            log.warning("map reply %d of %d skipped: %s", reader, len(replies), reply)
+            skipped += 1
+            continue
         if isinstance(reply, BaseException):
             log.warning("map call %d of %d failed, skipped: %s", reader, len(replies), reply)
             skipped += 1
             continue
-        try:
-            found = parse_map_points(reply)
-        except ParseError as err:
-            log.warning("map reply %d of %d skipped: %s", reader, len(replies), err)
-            skipped += 1
-            continue
-        points += [(text, score, reader) for text, score in found]
+        points += [(text, score, reader) for text, score in parse_map_points(reply)]
     kept = sorted((p for p in points if p[1] > options.min_score), key=lambda p: (-p[1], p[2]))
     kept = _within(kept, options.reduce_budget)
     result = MapReduceResult(NO_ANSWER, kept, len(replies), skipped)

@@ -77,7 +77,7 @@ def summarize_groups(
         return [(extractive_group_summary(g, max_words), "extractive") for g in groups]
     if parse is None:
         from hygraph.prompts.noderag import clean_summary as parse
-    replies = res.complete_many([messages(g) for g in groups], desc)
+    replies = res.complete_many([messages(g) for g in groups], desc, validate=parse)
     out: list[Summary] = []
     for group, reply in zip(groups, replies, strict=True):
         try:

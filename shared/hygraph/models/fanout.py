@@ -25,6 +25,7 @@ not a list of prompts, and stay with their extractor.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -51,6 +52,7 @@ async def acomplete_many(
     progress: bool | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     temperature: float = 0,
+    validate: Callable[[str], object] | None = None,
 ) -> list[Reply]:
     """Async :func:`complete_many`, for code already running inside an event loop.
 
@@ -63,13 +65,18 @@ async def acomplete_many(
         return []
     gate = asyncio.Semaphore(concurrency)
     bar = progress_bar(None, total=len(prompts), desc=desc, enabled=progress, unit="call")
+    extra: dict[str, Any] = {}
+    if validate is not None and "validate" in inspect.signature(llm.acomplete).parameters:
+        extra["validate"] = validate  # a caching model then stores only accepted replies
 
     async def one(messages: list[Message]) -> str:
         async with gate:
             try:
-                response = await llm.acomplete(messages, temperature=temperature)
+                response = await llm.acomplete(messages, temperature=temperature, **extra)
             finally:
                 bar.update(1)
+        if validate is not None:
+            validate(response.text)  # an unusable reply is this item's exception
         return response.text
 
     try:
@@ -104,6 +111,9 @@ def complete_many(llm: LLM, prompts: Sequence[list[Message]], **options: Any) ->
         desc: the progress bar's label.
         progress: show the bar (True), hide it (False), or only on a terminal (None).
         concurrency: the most calls in flight at once.
+        validate: reads a reply and raises on an unusable one; that item's entry is then
+            the exception, and a caching model (:class:`~hygraph.models.llm.CachedLLM`)
+            does not store the reply, so the next run asks again.
         temperature: sent with every call. It is part of a caching model's key, and
             ``json`` writes ``0`` and ``0.0`` differently, so the default is the int ``0``
             that existing callers sent: replies they cached keep hitting.
