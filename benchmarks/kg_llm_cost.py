@@ -1,18 +1,31 @@
-"""LLM calls and tokens per query of the map-reduce methods (GraphRAG global, CheapRAG).
+"""LLM calls and tokens per query of the methods that call an LLM while retrieving or answering.
 
 Answers the first ``--questions`` questions of a dataset with each method through
 ``GraphIndex.query(answer=True)``, with a counting test double in place of the LLM: it
-counts the prompt tokens it is sent with the index's tokenizer and replies with a
-fixed-size map reply (two scored points) or a one-sentence answer, so no model is
-called. Prompt tokens and call counts are therefore those a real model would be sent;
-completion tokens are the double's and only indicate the scale (a real model writes
-what it writes). The LLM cache is a fresh temporary folder, so every call counts.
+counts the prompt tokens it is sent with the index's tokenizer and replies by the
+prompt's fixed first line, as a cooperative model would:
 
-The index must hold the methods already (``hygraph bench --work DIR`` leaves one; its
-extractor and embedder are used as built). Prints a Markdown table.
+* map-reduce (GraphRAG global, CheapRAG): a map reply with two scored points;
+* question entities (HippoRAG's prompt, used by ToG and DALK): the question's
+  capitalised phrases;
+* the relation, entity and path agents (ToG, DALK): the first two candidates, scored
+  0.6 and 0.4;
+* the evidence check (ToG): "not enough", so the beam search runs to its full depth
+  (the worst case);
+* the KGP traversal: one missing fact and the first linked passage;
+* anything else (the answer): one sentence.
+
+No model is called. Prompt tokens and call counts are therefore those a real model
+would be sent for these choices; completion tokens are the double's and only indicate
+the scale (a real model writes what it writes). The LLM cache is a fresh temporary
+folder, so every call counts.
+
+The index must hold the methods already (``hygraph bench --work DIR`` leaves one, and
+``hygraph index --index DIR --method kgp`` adds one); its extractor and embedder are
+used as built. Prints a Markdown table.
 
     python benchmarks/kg_llm_cost.py --index /tmp/bench/musique-full-xxxx \\
-        --data /work/shared/data/musique --questions 20
+        --data /work/shared/data/musique --questions 20 --methods tog,dalk,kgp,g-retriever
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import statistics
 import tempfile
 from collections.abc import Sequence
@@ -28,6 +42,39 @@ from pathlib import Path
 from typing import Any
 
 METHODS = "graphrag-global,cheaprag"
+
+
+def reply_for(messages: Sequence[dict[str, str]]) -> str:
+    """The double's reply, chosen by the first line of the system message."""
+    from hygraph.prompts.agents import (
+        ENOUGH_FIRST_LINE,
+        ENTITY_FIRST_LINE,
+        PATH_FIRST_LINE,
+        RELATION_FIRST_LINE,
+    )
+    from hygraph.prompts.kgp import KGP_FIRST_LINE
+    from hygraph.prompts.map_reduce import MAP_SYSTEM
+
+    system = messages[0]["content"]
+    first = system.strip().splitlines()[0] if system.strip() else ""
+    if system == MAP_SYSTEM:
+        return json.dumps({"points": [
+            {"description": "The pieces name the person the question asks about and the "
+                            "place and year that connect them [1].", "score": 60},
+            {"description": "A second piece adds a related detail [2].", "score": 30},
+        ]})  # fmt: skip
+    if first.startswith("Read a question and list the named entities"):
+        question = messages[-1]["content"]
+        names = re.findall(r"[A-Z][\w'-]*(?:\s+(?:of\s+|the\s+)?[A-Z][\w'-]*)*", question)
+        return json.dumps({"named_entities": [n for n in dict.fromkeys(names) if n != "What"]})
+    if first in (RELATION_FIRST_LINE, ENTITY_FIRST_LINE, PATH_FIRST_LINE):
+        return json.dumps({"choices": [{"id": 1, "score": 0.6}, {"id": 2, "score": 0.4}]})
+    if first == ENOUGH_FIRST_LINE:
+        return json.dumps({"enough": False})
+    if first == KGP_FIRST_LINE:
+        return json.dumps({"missing": "The fact that links the passage to the answer.",
+                           "next": ["L1"]})  # fmt: skip
+    return "The answer, combined from the evidence, in one sentence."
 
 
 class CountingLLM:
@@ -43,18 +90,10 @@ class CountingLLM:
 
     async def acomplete(self, messages: Sequence[dict[str, str]], **params: Any) -> Any:
         from hygraph.models.base import LLMResponse
-        from hygraph.prompts.map_reduce import MAP_SYSTEM
 
         self.calls += 1
         prompt = sum(self.tokenizer.count(m["content"]) for m in messages)
-        if messages[0]["content"] == MAP_SYSTEM:
-            text = json.dumps({"points": [
-                {"description": "The pieces name the person the question asks about and the "
-                                "place and year that connect them [1].", "score": 60},
-                {"description": "A second piece adds a related detail [2].", "score": 30},
-            ]})  # fmt: skip
-        else:
-            text = "The answer, combined from the readers' findings, in one sentence."
+        text = reply_for(messages)
         await asyncio.sleep(0)
         return LLMResponse(text=text, prompt_tokens=prompt,
                            completion_tokens=self.tokenizer.count(text))  # fmt: skip
@@ -96,7 +135,7 @@ def main() -> None:
                          statistics.median(seconds)))  # fmt: skip
     print(f"LLM cost per query, {len(questions)} questions, counting double "
           f"(prompt tokens exact, completions the double's)\n")  # fmt: skip
-    print("| method | pieces mapped | LLM calls | prompt tokens | completion tokens "
+    print("| method | context items | LLM calls | prompt tokens | completion tokens "
           "| total tokens | p50 s (double) |")  # fmt: skip
     print("|---|---:|---:|---:|---:|---:|---:|")
     for method, pieces_, calls_, prompt_, completion_, p50 in rows:

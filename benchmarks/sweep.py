@@ -18,6 +18,7 @@ import json
 
 from hygraph.bench.data import load_dataset
 from hygraph.bench.metrics import answer_in_context, mean, recall_at_k
+from hygraph.bench.runner import select_questions
 from hygraph.index import GraphIndex
 
 KS = (2, 5, 10)
@@ -50,9 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", required=True, help="an index built over its corpus")
     parser.add_argument("--budget", type=int, default=2000, help="context budget in tokens")
     parser.add_argument("--out", help="also write the rows as JSON to this file")
+    parser.add_argument(
+        "--questions", help="only these questions, 1-based, e.g. 1-50 (as hygraph bench)"
+    )
     parser.add_argument("specs", nargs="+", help="method specs to compare")
     args = parser.parse_args(argv)
-    questions = load_dataset(args.data).questions
+    questions = select_questions(load_dataset(args.data), args.questions).questions
     with GraphIndex.open(args.index, progress=False) as index:
         print("| variant | R@2 | R@5 | R@10 | answer in context | context tokens |")
         print("|---|---:|---:|---:|---:|---:|")

@@ -58,6 +58,11 @@ METHOD_GUIDANCE: dict[str, str] = {
         "Semantic and keyword search fused. A robust default when a question mixes exact "
         "names with paraphrase."
     ),
+    "hybrid-ppr": (
+        "The recommended search: semantic and keyword search, re-ranked by a walk over the "
+        "knowledge graph from the facts the question matches. Use it by default, and for "
+        "multi-hop questions whose later steps the question does not name."
+    ),
     "hypergraph": (
         "Knowledge-graph search over n-ary facts, their entities and passages. Use it for "
         "questions about how named people, places and things are related."

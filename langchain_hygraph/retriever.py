@@ -65,7 +65,7 @@ from hygraph.ingest.documents import Document as CoreDocument
 from hygraph.ingest.documents import content_hash
 from hygraph.integrations import join_document, open_for_framework
 from hygraph.manifest import Manifest
-from hygraph.methods.base import available_methods, parse_method_spec
+from hygraph.methods.base import RECOMMENDED_METHOD, available_methods, parse_method_spec
 from hygraph.passages import retrieve_passages
 from hygraph.retrieval.evidence import Evidence
 from hygraph.retrieval.records import EvidenceRecords
@@ -74,7 +74,7 @@ from langchain_hygraph.models import resolve_embedder, resolve_llm, short_repr
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_METHOD = "hypergraph"
+DEFAULT_METHOD = RECOMMENDED_METHOD
 #: Passages returned when no ``k`` is given (LangChain's vector store retrievers' default).
 DEFAULT_K = 4
 #: Candidates MMR chooses among, and how much it weighs relevance against diversity.

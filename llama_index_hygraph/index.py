@@ -65,7 +65,7 @@ from hygraph.index import GraphIndex
 from hygraph.ingest.documents import Document as CoreDocument
 from hygraph.integrations import join_document, open_for_framework
 from hygraph.manifest import MANIFEST_NAME, Manifest
-from hygraph.methods.base import parse_method_spec
+from hygraph.methods.base import RECOMMENDED_METHOD, parse_method_spec
 from hygraph.retrieval.records import simple_metadata
 from llama_index_hygraph.models import check_llm, resolve_embedder, resolve_llm
 from llama_index_hygraph.retriever import HyGraphRetriever, check_count
@@ -78,7 +78,7 @@ from llama_index_hygraph.storage import (
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_METHOD = "hypergraph"
+DEFAULT_METHOD = RECOMMENDED_METHOD
 #: Vector-store query modes other than the default have no meaning for a graph method.
 _DEFAULT_QUERY_MODES = (None, "default")
 
@@ -203,7 +203,8 @@ class HyGraphIndex(BaseManagedIndex):
             ``storage_context.persist(persist_dir=...)``).
         method: the retrievers' default method, a registered name or spec
             (``"hypergraph-bridge"``, ``"hypergraph:chunk_retrieval=false"``). Default:
-            ``hypergraph`` for a new index, the first built method of an existing one.
+            the recommended ``hybrid-ppr`` for a new index, the first built method of an
+            existing one.
         methods: more methods to build now (any other is built on first use by
             :meth:`as_retriever`).
         embed_model: a LlamaIndex embedding, a core embedder or spec. None: the user's

@@ -52,7 +52,7 @@ from llama_index.core.schema import (
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from hygraph.index import DEFAULT_BUDGET
-from hygraph.methods.base import parse_method_spec
+from hygraph.methods.base import RECOMMENDED_METHOD, parse_method_spec
 from hygraph.passages import retrieve_passages
 from hygraph.retrieval.evidence import Evidence
 from hygraph.retrieval.records import EvidenceRecords
@@ -129,7 +129,7 @@ class HyGraphRetriever(BaseRetriever):
     def __init__(
         self,
         index: GraphIndex | Any,
-        method: str = "hypergraph",
+        method: str = RECOMMENDED_METHOD,
         top_k: int | None = None,
         budget: int | None = None,
         *,

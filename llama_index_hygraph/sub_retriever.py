@@ -34,6 +34,7 @@ from llama_index.core.graph_stores.types import PropertyGraphStore
 from llama_index.core.indices.property_graph.sub_retrievers.base import BasePGRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from hygraph.methods.base import RECOMMENDED_METHOD
 from llama_index_hygraph.retriever import HyGraphRetriever
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ class HyGraphSubRetriever(BasePGRetriever):
     def __init__(
         self,
         index: GraphIndex | Any,
-        method: str = "hypergraph",
+        method: str = RECOMMENDED_METHOD,
         top_k: int | None = None,
         budget: int | None = None,
         *,

@@ -451,7 +451,7 @@ def test_answers_need_an_llm_with_one_clear_line(
     assert code != 0 and len(err.splitlines()) == 1 and "needs an LLM" in err, err
     main(["methods"])
     listing = capsys.readouterr().out
-    line = next(x for x in listing.splitlines() if x.startswith("graphrag-global"))
+    line = next(x for x in listing.splitlines() if x[2:].startswith("graphrag-global"))
     assert "map-reduce" in line
 
 

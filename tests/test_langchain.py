@@ -27,6 +27,7 @@ from langchain_core.output_parsers import StrOutputParser  # noqa: E402
 from langchain_core.outputs import ChatResult  # noqa: E402
 from langchain_core.prompts import ChatPromptTemplate  # noqa: E402
 from langchain_core.runnables import ConfigurableField, RunnablePassthrough  # noqa: E402
+from method_lists import offline_methods  # noqa: E402
 
 from hygraph.demo import sample_dir  # noqa: E402
 from hygraph.errors import (  # noqa: E402
@@ -37,7 +38,6 @@ from hygraph.errors import (  # noqa: E402
 )
 from hygraph.index import GraphIndex  # noqa: E402
 from hygraph.manifest import Manifest  # noqa: E402
-from hygraph.methods.base import available_methods  # noqa: E402
 from hygraph.models.base import LLM, Embedder  # noqa: E402
 from langchain_hygraph import (  # noqa: E402
     HyGraphEmbeddings,
@@ -142,8 +142,9 @@ def test_top_k_and_budget(retriever):
     small = HyGraphRetriever(index=retriever.index, method="hypergraph", top_k=1)
     assert [d.metadata["kind"] for d in small.invoke(QUESTION)] == ["chunk"]
     # With evidence results, a budget keeps only the items its rendered context holds.
-    everything = HyGraphRetriever(index=retriever.index, results="evidence").invoke(QUESTION)
-    capped = HyGraphRetriever(index=retriever.index, budget=120, results="evidence")
+    evidence = {"index": retriever.index, "method": "hypergraph", "results": "evidence"}
+    everything = HyGraphRetriever(**evidence).invoke(QUESTION)
+    capped = HyGraphRetriever(**evidence, budget=120)
     docs, context = capped.retrieve_with_context(QUESTION)
     assert 0 < len(docs) < len(everything)
     assert all(d.page_content.strip() in context for d in docs)
@@ -178,7 +179,7 @@ def test_invalid_arguments_fail_at_construction(retriever):
         HyGraphRetriever(index="not an index")
 
 
-@pytest.mark.parametrize("method", available_methods())
+@pytest.mark.parametrize("method", offline_methods())
 def test_every_registered_method_works(retriever, method):
     """Generic over methods: a method the index lacks is built on first use."""
     one = HyGraphRetriever(index=retriever.index, method=method, top_k=2)

@@ -23,11 +23,12 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
+from method_lists import offline_methods  # noqa: E402
 from pydantic import Field  # noqa: E402
 
 from hygraph.demo import sample_dir  # noqa: E402
 from hygraph.errors import UnknownMethodError  # noqa: E402
-from hygraph.methods.base import available_methods, get_method  # noqa: E402
+from hygraph.methods.base import get_method  # noqa: E402
 from langchain_hygraph import HyGraphRetriever  # noqa: E402
 from langchain_hygraph.graph import (  # noqa: E402
     METHOD_GUIDANCE,
@@ -86,7 +87,7 @@ def retriever(tmp_path_factory, minilm):
     built = HyGraphRetriever.from_documents(
         docs,
         method="vanilla",
-        methods=available_methods(),
+        methods=offline_methods(),
         embedding=minilm,
         persist_dir=tmp_path_factory.mktemp("langgraph") / "index",
         top_k=3,
@@ -295,7 +296,7 @@ def test_retriever_tool_says_when_nothing_was_found(tmp_path, minilm):
 
 
 def test_method_tools_for_every_registered_method(retriever):
-    methods = available_methods()
+    methods = offline_methods()
     tools = make_method_tools(retriever, methods)
     assert [t.name for t in tools] == [tool_name(m) for m in methods]
     assert "search_hypergraph_bridge" in [t.name for t in tools]

@@ -47,10 +47,10 @@ from llama_index.core.schema import (  # noqa: E402
     RelatedNodeInfo,
     TextNode,
 )
+from method_lists import offline_methods  # noqa: E402
 from pydantic import Field, PrivateAttr  # noqa: E402
 
 from hygraph.errors import ConfigError, IndexNotFoundError, UnknownMethodError  # noqa: E402
-from hygraph.methods.base import available_methods  # noqa: E402
 from hygraph.passages import retrieve_passages  # noqa: E402
 from llama_index_hygraph import HyGraphEmbedding, HyGraphIndex, HyGraphRetriever  # noqa: E402
 
@@ -233,7 +233,7 @@ def test_async_retrieve(index):
     assert [(n.node.node_id, n.score) for n in got] == sync
 
 
-@pytest.mark.parametrize("method", available_methods())
+@pytest.mark.parametrize("method", offline_methods())
 def test_every_registered_method(tmp_path, minilm, method):
     docs = documents(NAMES[:3])
     with HyGraphIndex.from_documents(docs, method=method, persist_dir=tmp_path / "i") as index:
@@ -365,7 +365,9 @@ def test_qdrant_vector_store(tmp_path, minilm):
     client = QdrantClient(":memory:")
     store = QdrantVectorStore(client=client, collection_name="sample")
     path = tmp_path / "index"
-    index = HyGraphIndex.from_documents(documents(NAMES[:2]), vector_store=store, persist_dir=path)
+    index = HyGraphIndex.from_documents(
+        documents(NAMES[:2]), method="hypergraph", vector_store=store, persist_dir=path
+    )
     assert index.graph_index.manifest.vectors["backend"] == "server"
     names = {c.name for c in client.get_collections().collections}
     assert {"sample", "sample_facts", "sample_entities"} <= names

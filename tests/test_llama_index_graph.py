@@ -38,13 +38,13 @@ from llama_index.core.llms.callbacks import llm_completion_callback  # noqa: E40
 from llama_index.core.node_parser import SentenceSplitter  # noqa: E402
 from llama_index.core.schema import TextNode  # noqa: E402
 from llama_index.core.vector_stores.types import VectorStoreQuery  # noqa: E402
+from method_lists import offline_methods  # noqa: E402
 
 from hygraph.demo import sample_dir  # noqa: E402
 from hygraph.errors import UnknownMethodError  # noqa: E402
 from hygraph.extract import resolve_extractor  # noqa: E402
 from hygraph.extract.schema import ChunkInput  # noqa: E402
 from hygraph.index import GraphIndex  # noqa: E402
-from hygraph.methods.base import available_methods  # noqa: E402
 from llama_index_hygraph.extractors import HyGraphExtractor  # noqa: E402
 from llama_index_hygraph.graph_store import HyGraphPropertyGraphStore  # noqa: E402
 from llama_index_hygraph.models import HyGraphEmbedding  # noqa: E402
@@ -91,7 +91,7 @@ def graph_index(tmp_path_factory, minilm):
     """A core index over four sample documents with every registered method (read-only)."""
     path = tmp_path_factory.mktemp("li-graph") / "index"
     index = GraphIndex(path, progress=False)
-    index.insert([sample_dir() / f"{n}.md" for n in SAMPLES], methods=available_methods())
+    index.insert([sample_dir() / f"{n}.md" for n in SAMPLES], methods=offline_methods())
     yield index
     index.close()
 
@@ -464,7 +464,7 @@ def test_upserts_and_deletes_round_trip(empty_store):
 # -- hygraph methods as sub-retrievers ------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", available_methods())
+@pytest.mark.parametrize("method", offline_methods())
 def test_every_method_is_a_sub_retriever(store, graph_index, embedding, method):
     index = PropertyGraphIndex.from_existing(store, embed_model=embedding, llm=MockLLM())
     sub = HyGraphSubRetriever(graph_index, method=method, top_k=3)

@@ -58,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         dest="methods",
         metavar="NAME",
-        help="method to build (repeatable; default: vanilla and bm25 for a new index)",
+        help="method to build (repeatable; default for a new index: the recommended "
+        "hybrid-ppr, vanilla and bm25)",
     )
     p.add_argument(
         "--rebuild",
@@ -104,7 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("query", help="retrieve evidence for a question")
     p.add_argument("text", help="the question")
     p.add_argument("--index", required=True, help="index directory")
-    p.add_argument("--method", default="vanilla", help="retrieval method (default: vanilla)")
+    p.add_argument(
+        "--method",
+        help="retrieval method (default: the recommended one, hybrid-ppr, when the index "
+        "holds it, else the first method it was built with)",
+    )
     p.add_argument("--top-k", type=int, help="number of items to retrieve")
     p.add_argument("--budget", type=int, default=2000, help="context token budget (default 2000)")
     p.add_argument("--answer", action="store_true", help="also generate an answer with the LLM")
@@ -180,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         dest="methods",
         metavar="NAME",
-        help="methods to run (default: vanilla, bm25 and hypergraph-bridge)",
+        help="methods to run (default: the recommended hybrid-ppr, vanilla and hybrid)",
     )
     p.add_argument("--top-k", type=int, default=3, help="passages per question (default 3)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -467,6 +472,7 @@ def cmd_methods(args: argparse.Namespace) -> int:
             "name": n,
             "description": get_method(n).description,
             "query_llm": get_method(n).query_llm,
+            "recommended": get_method(n).recommended,
         }
         for n in available_methods()
     ]
@@ -474,7 +480,11 @@ def cmd_methods(args: argparse.Namespace) -> int:
         _print_json(rows)
     else:
         for row in rows:
-            print(f"{row['name']:<18} {row['description']}  (LLM at query: {row['query_llm']})")
+            mark = "* " if row["recommended"] else "  "
+            print(
+                f"{mark}{row['name']:<18} {row['description']}  (LLM at query: {row['query_llm']})"
+            )
+        print("* recommended: used when no method is named")
     return 0
 
 

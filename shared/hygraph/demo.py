@@ -44,8 +44,10 @@ def run_demo(
     as_json: bool = False,
 ) -> int:
     from hygraph.index import GraphIndex
+    from hygraph.methods.base import RECOMMENDED_METHOD
 
-    methods = methods or ["vanilla", "bm25", "hypergraph-bridge", "noderag"]
+    # The recommended method first, beside the two baselines it must not lose to.
+    methods = methods or [RECOMMENDED_METHOD, "vanilla", "hybrid"]
     tmp = None
     if index_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="hygraph-demo-")

@@ -44,7 +44,7 @@ from hygraph.ingest.documents import Document
 from hygraph.layers.base import BASE_LAYERS, Layer, get_layer, layer_order
 from hygraph.locks import WriterLock
 from hygraph.manifest import MANIFEST_NAME, Manifest
-from hygraph.methods.base import Method, get_method, parse_method_spec
+from hygraph.methods.base import RECOMMENDED_METHOD, Method, get_method, parse_method_spec
 from hygraph.models.base import LLM, Embedder
 from hygraph.progress import progress_bar
 from hygraph.resources import CHUNK_COLLECTION, Resources
@@ -52,7 +52,7 @@ from hygraph.retrieval.evidence import Evidence
 from hygraph.usage import StageUsage, UsageTracker
 from hygraph.vectors import VectorHit, VectorIndex, open_vector_index
 
-DEFAULT_METHODS = ("vanilla", "bm25")
+DEFAULT_METHODS = (RECOMMENDED_METHOD, "vanilla", "bm25")
 DEFAULT_CHUNK_OVERLAP = 100  # the papers' overlap when only chunk_size is given
 DEFAULT_BUDGET = 2000
 #: Present in a new index directory from its creation until its manifest is written.
@@ -443,6 +443,15 @@ class GraphIndex:
         """Methods built in this index."""
         return list(self.manifest.methods)
 
+    @property
+    def default_method(self) -> str:
+        """The method a query uses when none is named: the recommended one if built here,
+        else the first built (the recommended name when nothing is built yet)."""
+        built = list(self.manifest.methods)
+        if RECOMMENDED_METHOD in built or not built:
+            return RECOMMENDED_METHOD
+        return built[0]
+
     # -- building -----------------------------------------------------------------------
 
     def insert(
@@ -547,16 +556,21 @@ class GraphIndex:
         report.chunks_embedded = counts.get("chunks", 0)
         report.seconds = time.perf_counter() - start
         report.usage = self.tracker.report()
-        self.manifest.builds.append(
-            {
-                "finished_at": time.time(),
-                "seconds": round(report.seconds, 3),
-                "documents_added": len(report.added),
-                "documents_replaced": len(report.replaced),
-                "chunks_embedded": report.chunks_embedded,
-                "usage": report.usage,
-            }
-        )
+        # Only a build that did something is kept: the history holds the last
+        # MAX_BUILDS_KEPT, and the cost of each layer is read from it (bench, info), so
+        # no-op calls (a method already built) must not push real builds out.
+        stages = report.usage.get("stages", {})
+        if report.added or report.replaced or any(s != "ingest" for s in stages):
+            self.manifest.builds.append(
+                {
+                    "finished_at": time.time(),
+                    "seconds": round(report.seconds, 3),
+                    "documents_added": len(report.added),
+                    "documents_replaced": len(report.replaced),
+                    "chunks_embedded": report.chunks_embedded,
+                    "usage": report.usage,
+                }
+            )
         self.manifest.save(self.path)
         return report
 
@@ -695,7 +709,7 @@ class GraphIndex:
     def retrieve(
         self,
         question: str,
-        method: str = "vanilla",
+        method: str | None = None,
         *,
         top_k: int | None = None,
         budget: int = DEFAULT_BUDGET,
@@ -706,14 +720,19 @@ class GraphIndex:
     def query(
         self,
         question: str,
-        method: str = "vanilla",
+        method: str | None = None,
         *,
         top_k: int | None = None,
         budget: int = DEFAULT_BUDGET,
         answer: bool = False,
     ) -> QueryResult:
-        """Retrieve with ``method``; with ``answer=True`` also ask the LLM to answer."""
+        """Retrieve with ``method``; with ``answer=True`` also ask the LLM to answer.
+
+        Without a ``method``: the recommended one when the index holds it, else the
+        first method the index was built with.
+        """
         self._check_open()
+        method = method or self.default_method
         if not isinstance(question, str):
             raise InputError(f"the question must be a string, not {type(question).__name__}")
         if not question or not question.strip():

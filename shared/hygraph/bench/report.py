@@ -162,6 +162,22 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
                 f"| {stage} | {u['seconds']:.2f} | {u['llm_calls']} | "
                 f"{u['prompt_tokens']} | {u['completion_tokens']} | {u['embeddings']} |"
             )
+    layers = main.get("layer_builds", {})
+    if layers:
+        lines += [
+            "",
+            "Build cost by layer (each layer's stages as the build that made them measured "
+            "them; LLM calls are 0 where no LLM was configured):",
+            "",
+            "| stage | seconds | LLM calls | prompt tokens | completion tokens | embeddings |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for stage, u in layers.items():
+            lines.append(
+                f"| {stage} | {u.get('seconds', 0):.2f} | {u.get('llm_calls', 0)} | "
+                f"{u.get('prompt_tokens', 0)} | {u.get('completion_tokens', 0)} | "
+                f"{u.get('embeddings', 0)} |"
+            )
     scale = result.get("scaling")
     if scale:
         lines += [

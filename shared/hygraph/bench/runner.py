@@ -189,7 +189,28 @@ def run_point(
         "index": str(index_dir),
         "base_build": base,
         "methods": methods,
+        "layer_builds": layer_builds(index_dir),
     }
+
+
+def layer_builds(index_dir: Path) -> dict[str, dict[str, Any]]:
+    """Cost of each layer's build stages (``build:<layer>[:<part>]``), from the index's history.
+
+    Every layer is built once, by whichever run first needed it, so the figure is that
+    build's (the latest build that ran the stage), whatever this run reused.
+    """
+    from hygraph.manifest import MANIFEST_NAME
+
+    path = Path(index_dir) / MANIFEST_NAME
+    if not path.exists():
+        return {}
+    builds = json.loads(path.read_text()).get("builds", [])
+    out: dict[str, dict[str, Any]] = {}
+    for build in builds:
+        for stage, usage in build.get("usage", {}).get("stages", {}).items():
+            if stage.startswith("build:"):
+                out[stage] = usage
+    return dict(sorted(out.items()))
 
 
 def summarise(

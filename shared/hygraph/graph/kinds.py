@@ -57,6 +57,9 @@ class EdgeKind(StrEnum):
     HY_SHARED = "hy_shared"  # hygrag: chunk - chunk sharing >= l entities
     # -- PPR family (HippoRAG, HippoRAG 2, FastGraphRAG)
     SYNONYM = "synonym"  # synonyms: entity - entity with similar vectors (cosine >= threshold)
+    # -- agentic (KGP, G-Retriever)
+    PASSAGE_SHARED = "pg_shared"  # passage-graph: chunk - chunk sharing >= tau entities
+    PASSAGE_SIMILAR = "pg_similar"  # passage-graph option: chunk - its k most similar chunks
 
 
 #: The heterograph's structural edges (everything but the kNN edges).
@@ -84,5 +87,7 @@ LAYER_EDGES = frozenset(
         EdgeKind.HY_MEMBER,
         EdgeKind.HY_SHARED,
         EdgeKind.SYNONYM,
+        EdgeKind.PASSAGE_SHARED,
+        EdgeKind.PASSAGE_SIMILAR,
     }
 )

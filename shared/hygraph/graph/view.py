@@ -54,6 +54,11 @@ class WalkGraph:
         return transition_transpose(self.adjacency)
 
     @cached_property
+    def dangling(self) -> Any:
+        """Mask of nodes without edges (their walk mass restarts at the seeds)."""
+        return np.asarray(self.adjacency.sum(axis=1)).ravel() == 0
+
+    @cached_property
     def capped_transposed(self) -> Any:
         """``P^T`` after the authors' edge-weight cap (NodeRAG ``cap_edge_weights``)."""
         from hygraph.graph.algorithms.ppr import cap_edge_weights, transition_transpose

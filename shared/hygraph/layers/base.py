@@ -31,6 +31,7 @@ LAYER_MODULES: dict[str, str] = {
     "rich-relation-vectors": "hygraph.layers.rich_kg",
     "tfidf": "hygraph.layers.tfidf",
     "hygrag": "hygraph.layers.hygrag",
+    "passage-graph": "hygraph.layers.passage_graph",
 }
 #: Layers every index has: the extraction into the shared entity graph, and chunk vectors.
 BASE_LAYERS = ("entity-graph", "chunks")

@@ -73,13 +73,9 @@ def link_chunks(
     Edges are upserts keyed by the ordered pair, so repeating a call changes nothing.
     Returns how many edges were written.
     """
-    known = set(res.store.chunk_ids())
-    by_entity: dict[str, set[str]] = defaultdict(set)
-    by_chunk: dict[str, set[str]] = defaultdict(set)
-    for chunk, entity, _ in res.store.edge_rows([EdgeKind.MENTION]):
-        if chunk in known:
-            by_entity[entity].add(chunk)
-            by_chunk[chunk].add(entity)
+    from hygraph.layers.passage_graph import mention_index
+
+    by_chunk, by_entity = mention_index(res)
     new = set(chunk_ids)
     counts: Counter[tuple[str, str]] = Counter()
     for chunk in new:

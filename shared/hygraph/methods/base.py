@@ -108,6 +108,8 @@ class Method:
     answer_prompt: ClassVar[str] = "plain"
     #: Whether a query needs an LLM (the build never does for today's methods).
     query_llm: ClassVar[str] = "optional"
+    #: The method to use when none is named (exactly one: :data:`RECOMMENDED_METHOD`).
+    recommended: ClassVar[bool] = False
 
     def __init__(self, config: MethodConfig | dict[str, Any] | None = None):
         if config is None or isinstance(config, dict):
@@ -156,6 +158,10 @@ def layer_closure(names: tuple[str, ...] | list[str]) -> list[str]:
     return layer_order(names)
 
 
+#: The recommended method: built by default, and used when no method is named (the
+#: demo, ``GraphIndex.query``, the CLI and both framework integrations).
+RECOMMENDED_METHOD = "hybrid-ppr"
+
 #: Built-in methods by name → the module that defines them (imported on first use).
 METHOD_MODULES: dict[str, str] = {
     "vanilla": "hygraph.methods.vanilla",
@@ -170,6 +176,7 @@ METHOD_MODULES: dict[str, str] = {
     "hipporag": "hygraph.methods.hipporag",
     "hipporag2": "hygraph.methods.hipporag",
     "fastgraphrag": "hygraph.methods.hipporag",
+    "hybrid-ppr": "hygraph.methods.hybrid_ppr",
     "lightrag-local": "hygraph.methods.lightrag",
     "lightrag-global": "hygraph.methods.lightrag",
     "lightrag-hybrid": "hygraph.methods.lightrag",
@@ -179,6 +186,10 @@ METHOD_MODULES: dict[str, str] = {
     "graphrag-global": "hygraph.methods.graphrag",
     "vgraphrag": "hygraph.methods.graphrag",
     "cheaprag": "hygraph.methods.graphrag",
+    "tog": "hygraph.methods.tog",
+    "dalk": "hygraph.methods.dalk",
+    "kgp": "hygraph.methods.kgp",
+    "g-retriever": "hygraph.methods.g_retriever",
 }
 RECIPE_SUFFIXES = (".yaml", ".yml", ".json")
 

@@ -212,3 +212,42 @@ def union(
             seen.add(key)
             out.append(item)
     state.evidence[into] = out
+
+
+def protect_ranks(
+    ranked: list[tuple[str, float]], first: list[str], *, top: int, factor: float
+) -> list[tuple[str, float]]:
+    """``ranked`` with ``first[r-1]`` (``r ≤ top``) moved up to position ``⌊factor·r⌋`` at worst.
+
+    A passage already that high, or higher, stays where it is; one lower (or absent) is
+    placed at its floor position and everything below shifts down one. Scores of moved
+    passages take the score of the passage they displace, so the list stays sorted.
+    """
+    out = list(ranked)
+    for r, chunk in enumerate(first[:top], start=1):
+        floor = max(1, int(factor * r))
+        ids = [c for c, _ in out]
+        if chunk in ids[:floor]:
+            continue
+        if chunk in ids:
+            out.pop(ids.index(chunk))
+        at = min(floor - 1, len(out))
+        score = out[at][1] if at < len(out) else (out[-1][1] if out else 1.0)
+        out.insert(at, (chunk, score))
+    return out
+
+
+@operator("merge.protect")
+def protect(
+    res: Resources, state: State, *, ranking: str = "first", top: int = 3, factor: float = 2.0
+) -> None:
+    """Keep a first stage's best passages near the top of the re-ranked ``state.chunks``.
+
+    The passage at rank ``r ≤ top`` of the named ranking ends no lower than ``factor·r``
+    (defaults: 1st → top 2, 2nd → top 4, 3rd → top 6): a re-ranker such as a graph walk
+    may promote other passages above it, but cannot push a strong first-stage hit out of
+    the top ranks. Does nothing when the ranking is missing.
+    """
+    first = state.rankings.get(ranking, [])
+    if first and top > 0:
+        state.chunks = protect_ranks(state.chunks, first, top=top, factor=factor)

@@ -32,6 +32,10 @@ OPERATOR_MODULES = (
     "hygraph.operators.merge",
     "hygraph.operators.ppr",
     "hygraph.operators.hygrag",
+    "hygraph.operators.paths",
+    "hygraph.operators.agents",
+    "hygraph.operators.kgp",
+    "hygraph.operators.steiner",
 )
 
 

@@ -46,6 +46,8 @@ def personalized_pagerank(
     iterations: int | None = None,
     tol: float = 1e-8,
     max_iterations: int = 100,
+    transposed: sparse.csr_matrix | None = None,
+    dangling: np.ndarray | None = None,
 ) -> np.ndarray:
     """PPR scores for every node, given a row-stochastic ``transition`` and seed weights.
 
@@ -55,6 +57,8 @@ def personalized_pagerank(
             here; negative weights count as zero).
         damping: probability of following an edge (HippoRAG uses 0.5).
         iterations: a fixed number of steps (shallow PPR); None iterates to ``tol``.
+        transposed, dangling: ``transition.T`` as CSR and the mask of its zero rows, when
+            the caller keeps them per graph (they are computed here otherwise).
     """
     n = transition.shape[0]
     if isinstance(seeds, Mapping):
@@ -71,8 +75,9 @@ def personalized_pagerank(
     if total <= 0:
         return np.zeros(n, dtype=np.float64)
     reset /= total
-    dangling = np.asarray(transition.sum(axis=1)).ravel() == 0
-    forward = transition.T.tocsr()
+    if dangling is None:
+        dangling = np.asarray(transition.sum(axis=1)).ravel() == 0
+    forward = transposed if transposed is not None else transition.T.tocsr()
     p = reset.copy()
     steps = iterations if iterations is not None else max_iterations
     for _ in range(steps):

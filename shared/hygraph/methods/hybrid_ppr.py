@@ -1,0 +1,100 @@
+"""``hybrid-ppr``: the recommended method — a dense + BM25 first stage, re-ranked by a
+fact-seeded walk over entities and passages, that never buries the first stage's best hits.
+
+What it does, step by step:
+
+1. **First stage** (as ``hybrid``): the 50 nearest chunks by vector and the 50 best by
+   BM25, fused by reciprocal rank (``rrf_k`` 60). BM25 keeps names, numbers and rare
+   words that a small embedder blurs; this is the ranking the method must not lose to.
+2. **Facts** (as HippoRAG 2): the 5 relations nearest to the question vector; an LLM
+   keeps the useful ones when retrieval may use one, otherwise the best 3 pass. Their
+   entities, weighted by fact score over their chunk count, are the walk's seeds.
+3. **Walk**: personalized PageRank over entities *and* passages (relation, mention and
+   synonym edges), restarting at the seed entities, at every passage with 0.05 × its
+   normalised dense score (HippoRAG 2's code), and at the first stage's passages with
+   ``prior_weight`` × ``(61 / (60 + rank))``, so a lexical hit starts the walk too. A
+   passage two or three hops from the question's facts gains the mass the walk carries
+   to it; without a seed the first-stage ranking is the answer.
+4. **Guard**: the first stage's passage at rank ``r ≤ 3`` ends no lower than ``2r``
+   (``merge.protect``): the walk may promote bridge passages above a strong first-stage
+   hit but cannot push it out of the top ranks.
+
+It runs offline with the rule-based extractor (facts are the extracted relations) and
+gains with better extraction (an LLM or a precomputed one) and, at query time, with an
+LLM fact filter. Settings were chosen on MuSiQue questions 1–50 only, among the
+variants listed in ``benchmarks/results/musique-hybrid-ppr.md``, and confirmed on
+51–100; the walk continues with probability 0.7 (HippoRAG 2 uses 0.5:
+``hybrid-ppr:damping=0.5``), which reaches third hops more often.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hygraph.errors import ConfigError
+from hygraph.methods.base import Method, MethodConfig, register
+from hygraph.operators.recipe import Step
+
+
+@dataclass
+class HybridPPRConfig(MethodConfig):
+    """Defaults: ``hybrid`` for the first stage, HippoRAG 2 for the walk, ours where marked."""
+
+    top_k: int = 5  # passages (as vanilla)
+    rrf_k: int = 60  # first-stage fusion (Cormack et al. 2009)
+    candidates: int = 50  # depth of the dense and BM25 rankings (as hybrid)
+    dense_weight: float = 1.0
+    bm25_weight: float = 1.0
+    link_top_k: int = 5  # facts linked and seed entities kept (HippoRAG 2 code)
+    recognition: str = "auto"  # LLM fact filter: auto (LLM in retrieval) | llm | off
+    unfiltered_top_k: int = 3  # facts kept when no filter runs (as hipporag2)
+    damping: float = 0.7  # P(follow an edge) (ours, MuSiQue q1-50; HippoRAG 2: 0.5)
+    passage_weight: float = 0.05  # restart weight of dense passages (HippoRAG 2 code)
+    prior_weight: float = 0.02  # restart weight of the first stage's top passage (ours)
+    protect_top: int = 3  # first-stage passages kept near the top (ours)
+    protect_factor: float = 2.0  # ... the r-th ends no lower than factor * r (ours)
+    specificity: bool = True  # fact score / chunks of the entity (HippoRAG 2 code)
+    synonyms: bool = True  # walk synonym edges between similar entities (HippoRAG)
+    synonym_threshold: float = 0.8  # τ for synonym edges (HippoRAG)
+    synonym_max: int = 100  # synonyms per entity at most (HippoRAG 2 code)
+    synonym_min_chars: int = 3  # names shorter in letters/digits get none (HippoRAG 2 code)
+    synonym_numbers: bool = True  # names whose numbers differ are not synonyms (ours)
+
+    def __post_init__(self) -> None:
+        if self.recognition not in ("auto", "llm", "off"):
+            raise ConfigError("recognition must be auto, llm or off")
+        if not 0.0 <= self.damping < 1.0:
+            raise ConfigError("damping must be in [0, 1): the probability of following an edge")
+        if self.prior_weight < 0 or self.passage_weight < 0:
+            raise ConfigError("prior_weight and passage_weight must be ≥ 0")
+        if self.protect_factor < 1:
+            raise ConfigError("protect_factor must be ≥ 1")
+
+
+@register
+class HybridPPR(Method):
+    name = "hybrid-ppr"
+    Config = HybridPPRConfig
+    recommended = True
+    description = (
+        "recommended: dense + BM25 first stage; PPR over entities and passages from the "
+        "question's facts re-ranks it, keeping the first stage's best hits near the top"
+    )
+    layers = ("chunks", "bm25", "relation-vectors", "entity-vectors", "synonyms")
+    recipe = (
+        Step("question.embed"),
+        Step("chunk.vdb", {"k": "$candidates", "into": "dense", "at_least_top_k": True}),
+        Step("chunk.bm25", {"k": "$candidates", "into": "lexical", "at_least_top_k": True}),
+        Step("merge.rrf", {"rankings": ["dense", "lexical"], "k": "$rrf_k",
+                           "weights": ["$dense_weight", "$bm25_weight"], "into": "first"}),
+        Step("relationship.fact_link", {"k": "$link_top_k"}),
+        Step("relationship.recognize", {"mode": "$recognition", "unfiltered": "$unfiltered_top_k"}),
+        Step("node.fact_entities", {"k": "$link_top_k", "specificity": "$specificity"}),
+        Step("chunk.ppr", {"damping": "$damping", "passage_weight": "$passage_weight",
+                           "synonyms": "$synonyms", "prior": "first",
+                           "prior_weight": "$prior_weight", "prior_k": "$rrf_k"}),
+        Step("merge.protect", {"ranking": "first", "top": "$protect_top",
+                               "factor": "$protect_factor"}),
+        Step("chunk.evidence", {"k": "$top_k"}),
+        Step("merge.context", {"sections": "chunks", "titles": {"chunks": "Passages"}}),
+    )  # fmt: skip
