@@ -72,6 +72,26 @@ METHOD_GUIDANCE: dict[str, str] = {
         "passages the question does not name. Use it for chained questions that need two "
         "or more documents, such as 'who founded the firm that built the ship X commanded'."
     ),
+    "g-retriever": (
+        "The smallest connected piece of the knowledge graph that links the entities and "
+        "relations nearest the question (a prize-collecting Steiner tree), as text. Use it "
+        "for questions about how a few named things are connected; it returns graph "
+        "structure, not passages."
+    ),
+    "kgp": (
+        "An LLM-guided walk over passages linked by shared entities: from the best keyword "
+        "matches, the model picks which linked passage to read next. Use it for multi-hop "
+        "questions over many documents when a model is configured (it needs one)."
+    ),
+    "tog": (
+        "Think-on-Graph: an LLM explores the knowledge graph from the question's entities, "
+        "choosing relations and entities hop by hop. Use it for chains of relations between "
+        "named things when a model is configured (it needs one); it returns reasoning paths."
+    ),
+    "dalk": (
+        "Graph paths between the question's entities, filtered by an LLM. Use it for how two "
+        "or more named things are connected when a model is configured (it needs one)."
+    ),
     "noderag": (
         "Graph search over short statements, entity profiles and topic insights, spreading "
         "from the best matches to their neighbours. Use it for multi-hop questions and for "

@@ -32,15 +32,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from doubles import WordEmbedder
+from worlds import word_resources
 
 from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.graph.store import Edge, GraphStore, Node
 from hygraph.ingest import Chunker, Document
-from hygraph.manifest import Manifest
 from hygraph.operators.state import State
 from hygraph.resources import Resources
-from hygraph.usage import UsageTracker
 from hygraph.vectors import open_vector_index
 
 A, B, C, D, E, F, G, H, IRIS, J, K = (
@@ -73,14 +71,7 @@ QUESTION = "Where is the company that Dara works at?"
 
 
 def make_resources(store: GraphStore, vectors: Any, path: Path, llm: Any = None) -> Resources:
-    path.mkdir(parents=True, exist_ok=True)
-    manifest = Manifest(embedder="words", dim=None, chunk_size=1200, chunk_overlap=100,
-                        tokenizer="t", vectors={"backend": "edge", "path": "qdrant"},
-                        extractor="offline")  # fmt: skip
-    return Resources(
-        path=path, store=store, vectors=vectors, manifest=manifest, embedder=WordEmbedder(),
-        llm=llm, tracker=UsageTracker(), progress=False, cache_dir=path / "cache",
-    )  # fmt: skip
+    return word_resources(store, vectors, path, llm=llm)
 
 
 def build_world(tmp_path: Path, *, vectors: bool = False) -> SimpleNamespace:

@@ -32,6 +32,7 @@ import pytest
 from corpora import HARBOUR_DOCS
 from doubles import ScriptedLLM, WordEmbedder
 from operator_coverage import covers
+from worlds import word_resources
 
 from hygraph import GraphIndex
 from hygraph.errors import ConfigError
@@ -47,7 +48,6 @@ from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.graph.store import Edge, GraphStore, Node
 from hygraph.ingest import Chunker, Document
 from hygraph.ingest.tokenizer import default_tokenizer
-from hygraph.manifest import Manifest
 from hygraph.methods.base import get_method, parse_method_spec
 from hygraph.models.base import LLMResponse
 from hygraph.operators import registry
@@ -61,7 +61,6 @@ from hygraph.prompts.map_reduce import (
 from hygraph.prompts.replies import ParseError
 from hygraph.resources import Resources
 from hygraph.retrieval.evidence import Evidence
-from hygraph.usage import UsageTracker
 from hygraph.vectors import open_vector_index
 
 METHODS = ("graphrag-local", "graphrag-global", "vgraphrag", "cheaprag")
@@ -89,14 +88,7 @@ def op(name: str, res: Resources, state: State, **params: Any) -> None:
 
 
 def make_resources(store: GraphStore, vectors: Any, path: Path, *, llm: Any = None) -> Resources:
-    path.mkdir(parents=True, exist_ok=True)
-    manifest = Manifest(embedder="words", dim=None, chunk_size=1200, chunk_overlap=100,
-                        tokenizer="t", vectors={"backend": "edge", "path": "qdrant"},
-                        extractor="offline")  # fmt: skip
-    return Resources(
-        path=path, store=store, vectors=vectors, manifest=manifest, embedder=WordEmbedder(512),
-        llm=llm, tracker=UsageTracker(), progress=False, cache_dir=path / "cache",
-    )  # fmt: skip
+    return word_resources(store, vectors, path, llm=llm, dim=512)
 
 
 @pytest.fixture

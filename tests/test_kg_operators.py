@@ -33,6 +33,7 @@ import numpy as np
 import pytest
 from doubles import ScriptedLLM, WordEmbedder
 from operator_coverage import covers
+from worlds import word_resources
 
 from hygraph.errors import ConfigError
 from hygraph.extract.phrases import content_phrases, question_keywords, relation_keywords
@@ -46,7 +47,6 @@ from hygraph.layers.rich_kg import (
     rich_relation_text,
 )
 from hygraph.layers.tfidf import TfidfLayer
-from hygraph.manifest import Manifest
 from hygraph.operators import registry
 from hygraph.operators.state import Scored, State
 from hygraph.prompts.lightrag import (
@@ -57,7 +57,6 @@ from hygraph.prompts.lightrag import (
 from hygraph.prompts.replies import ParseError
 from hygraph.resources import Resources
 from hygraph.retrieval.evidence import Evidence
-from hygraph.usage import UsageTracker
 from hygraph.vectors import open_vector_index
 
 A, B, C, D, E = (f"ent:{n}" for n in ("ada", "bell", "cobb", "dara", "eve"))
@@ -86,15 +85,7 @@ def op(name: str, res: Resources, state: State, **params: Any) -> None:
 def make_resources(
     store: GraphStore, vectors: Any, path: Path, *, llm: Any = None, llm_in_retrieval=True
 ) -> Resources:
-    path.mkdir(parents=True, exist_ok=True)
-    manifest = Manifest(embedder="words", dim=None, chunk_size=1200, chunk_overlap=100,
-                        tokenizer="t", vectors={"backend": "edge", "path": "qdrant"},
-                        extractor="offline")  # fmt: skip
-    return Resources(
-        path=path, store=store, vectors=vectors, manifest=manifest, embedder=WordEmbedder(),
-        llm=llm, tracker=UsageTracker(), progress=False, cache_dir=path / "cache",
-        llm_in_retrieval=llm_in_retrieval,
-    )  # fmt: skip
+    return word_resources(store, vectors, path, llm=llm, llm_in_retrieval=llm_in_retrieval)
 
 
 def relation_edges(chunk: dict[str, str]) -> list[Edge]:

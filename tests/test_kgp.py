@@ -33,6 +33,7 @@ import pytest
 from corpora import HARBOUR_DOCS
 from doubles import ScriptedLLM, WordEmbedder
 from operator_coverage import covers
+from worlds import word_resources
 
 from hygraph import GraphIndex
 from hygraph.errors import ConfigError
@@ -42,7 +43,6 @@ from hygraph.graph.store import Edge, GraphStore
 from hygraph.ingest import Chunker, Document
 from hygraph.layers.passage_graph import PassageGraph
 from hygraph.layers.tfidf import TfidfLayer
-from hygraph.manifest import Manifest
 from hygraph.methods.base import get_method, parse_method_spec
 from hygraph.operators import registry
 from hygraph.operators.state import State
@@ -54,7 +54,6 @@ from hygraph.prompts.kgp import (
 )
 from hygraph.prompts.replies import ParseError
 from hygraph.resources import CHUNK_COLLECTION, Resources
-from hygraph.usage import UsageTracker
 from hygraph.vectors import open_vector_index
 
 TEXTS = {
@@ -79,15 +78,7 @@ def op(name: str, res: Resources, state: State, **params: Any) -> None:
 
 
 def make_resources(store: GraphStore, path: Path, *, llm: Any = None) -> Resources:
-    path.mkdir(parents=True, exist_ok=True)
-    manifest = Manifest(embedder="words", dim=None, chunk_size=1200, chunk_overlap=100,
-                        tokenizer="t", vectors={"backend": "edge", "path": "qdrant"},
-                        extractor="offline")  # fmt: skip
-    return Resources(
-        path=path, store=store, vectors=open_vector_index(path / "qdrant"), manifest=manifest,
-        embedder=WordEmbedder(256), llm=llm, tracker=UsageTracker(), progress=False,
-        cache_dir=path / "cache",
-    )  # fmt: skip
+    return word_resources(store, open_vector_index(path / "qdrant"), path, llm=llm, dim=256)
 
 
 def make_world(path: Path, *, llm: Any = None, min_shared: int = 1) -> SimpleNamespace:

@@ -23,6 +23,7 @@ import pytest
 from corpora import HARBOUR_DOCS
 from doubles import ScriptedLLM, WordEmbedder
 from operator_coverage import covers
+from worlds import word_resources
 
 from hygraph import GraphIndex
 from hygraph.errors import ConfigError
@@ -35,7 +36,6 @@ from hygraph.graph.view import graph_view
 from hygraph.ingest import Chunker, Document
 from hygraph.layers.relation_vectors import RelationVectors
 from hygraph.layers.synonyms import Synonyms, name_numbers
-from hygraph.manifest import Manifest
 from hygraph.methods.base import get_method
 from hygraph.operators import registry
 from hygraph.operators.ppr import fact_texts
@@ -48,7 +48,6 @@ from hygraph.prompts.hipporag import (
 )
 from hygraph.prompts.replies import ParseError
 from hygraph.resources import Resources
-from hygraph.usage import UsageTracker
 from hygraph.vectors import open_vector_index
 
 METHODS = ("hipporag", "hipporag2", "fastgraphrag")
@@ -82,13 +81,7 @@ RELATIONS = [
 def make_resources(
     store: GraphStore, vectors: Any, path: Path, *, llm: Any = None, in_retrieval: bool = True
 ) -> Resources:
-    path.mkdir(parents=True, exist_ok=True)
-    manifest = Manifest(embedder="words", dim=None, chunk_size=1200, chunk_overlap=100,
-                        tokenizer="t", vectors={"backend": "edge", "path": "qdrant"},
-                        extractor="offline")  # fmt: skip
-    return Resources(path=path, store=store, vectors=vectors, manifest=manifest,
-                     embedder=WordEmbedder(), llm=llm, tracker=UsageTracker(), progress=False,
-                     cache_dir=path / "cache", llm_in_retrieval=in_retrieval)  # fmt: skip
+    return word_resources(store, vectors, path, llm=llm, llm_in_retrieval=in_retrieval)
 
 
 @pytest.fixture(scope="module")

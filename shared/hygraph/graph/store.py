@@ -123,6 +123,8 @@ class GraphStore:
         self.path = Path(path) if path is not None else None
         self._lock = threading.RLock()
         self._depth = 0
+        self._version_key: tuple[int, int] | None = None
+        self._version = (0, 0, 0)
         self._conn = sqlite3.connect(
             str(self.path) if self.path is not None else ":memory:",
             check_same_thread=False,
@@ -534,12 +536,26 @@ class GraphStore:
         ]
 
     def version(self) -> tuple[int, int, int]:
-        """A cheap fingerprint of the graph's size (changes whenever nodes or edges do)."""
-        row = self._query(
-            "SELECT (SELECT COUNT(*) FROM nodes), (SELECT COUNT(*) FROM edges),"
-            " (SELECT COUNT(*) FROM node_sources)"
-        )[0]
-        return int(row[0]), int(row[1]), int(row[2])
+        """A cheap fingerprint of the graph's size (changes whenever nodes or edges do).
+
+        The counts are taken again only when something may have changed them: a write
+        through this connection (``total_changes``) or a commit by another one (SQLite's
+        ``data_version``). Counting a large graph takes milliseconds, and every graph
+        query asks for the version once.
+        """
+        with self._lock:
+            key = (
+                self._conn.total_changes,
+                self._conn.execute("PRAGMA data_version").fetchone()[0],
+            )
+            if self._version_key != key:
+                row = self._conn.execute(
+                    "SELECT (SELECT COUNT(*) FROM nodes), (SELECT COUNT(*) FROM edges),"
+                    " (SELECT COUNT(*) FROM node_sources)"
+                ).fetchone()
+                self._version = (int(row[0]), int(row[1]), int(row[2]))
+                self._version_key = key
+            return self._version
 
     def nodes_of_kind(self, kind: str) -> list[Node]:
         ids = [r[0] for r in self._query("SELECT id FROM nodes WHERE kind = ?", (kind,))]

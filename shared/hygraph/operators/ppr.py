@@ -247,8 +247,10 @@ def exact_scores(
     if not ids:
         return [], np.zeros(0, dtype=np.float32)
     q = np.asarray(query, dtype=np.float32).ravel()
-    norm = float(np.linalg.norm(q))
-    return ids, matrix @ (q / norm if norm > 0 else q)
+    norm = float(np.sqrt(q @ q))
+    # einsum, not ``matrix @ q``: BLAS would run this on every core and leave its threads
+    # spinning afterwards, which slowed the next query's embedding by a third on 2 cores.
+    return ids, np.einsum("ij,j->i", matrix, q / norm if norm > 0 else q)
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:
