@@ -249,3 +249,15 @@ def test_extract_command_and_index_with_precomputed(tmp_path, capsys, minilm):
 
     code, _, err = _run(["index", str(corpus), "--index", index, "--extractor", "offline"], capsys)
     assert code == 2 and "extracts with" in err
+
+
+def test_a_closed_pipe_ends_quietly(monkeypatch, capsys):
+    """``hygraph methods | head``: the reader leaves early; no error line, exit 141."""
+    from hygraph import cli
+
+    def closed(_args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setitem(cli.COMMANDS, "methods", closed)
+    assert cli.main(["methods"]) == 141
+    assert capsys.readouterr().err == ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -534,6 +535,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hygraph: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``hygraph methods | head``): stop quietly, as Unix tools do,
+        # and send what is still buffered nowhere, so the exit flush does not fail again.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # stdout is not a file (an embedding app's stream)
+            pass
+        return 141
     except Exception as exc:  # an unexpected failure: still one line unless -v asks for more
         if args.verbose:
             raise
