@@ -19,7 +19,7 @@ def _load(name: str):
 
 def test_quickstart(tmp_path, minilm, capsys):
     passages = _load("quickstart").main(str(tmp_path / "index"))
-    assert set(passages) == {"vanilla", "bm25", "hybrid"}
+    assert set(passages) == {"hybrid-ppr", "vanilla", "bm25"}
     # The question's first hop (the bridge's designer) is found by the dense baseline.
     assert "ilse-marrow.md" in passages["vanilla"]
     assert "entity" in capsys.readouterr().out
