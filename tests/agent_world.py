@@ -32,11 +32,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from worlds import word_resources
+from worlds import store_of_texts, word_resources
 
 from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.graph.store import Edge, GraphStore, Node
-from hygraph.ingest import Chunker, Document
 from hygraph.operators.state import State
 from hygraph.resources import Resources
 from hygraph.vectors import open_vector_index
@@ -77,13 +76,7 @@ def make_resources(store: GraphStore, vectors: Any, path: Path, llm: Any = None)
 def build_world(tmp_path: Path, *, vectors: bool = False) -> SimpleNamespace:
     """The world in a fresh store: ``res`` (no LLM), ``resources(llm, name)`` for more,
     ``store`` and the chunk id of each document (``d1`` ... ``d5``)."""
-    store = GraphStore(tmp_path / "kg.sqlite")
-    chunk: dict[str, str] = {}
-    for doc_id, text in TEXTS.items():
-        doc = Document(doc_id, text)
-        pieces = Chunker(1200, 100)(doc)
-        store.add_document(doc, pieces)
-        chunk[doc_id] = pieces[0].id
+    store, chunk = store_of_texts(tmp_path / "kg.sqlite", TEXTS)
     store.upsert_nodes(Node(e, NodeKind.ENTITY, n, f"{n} is in the story.", {"type": "person"},
                             [chunk["d1"]]) for e, n in NAMES.items())  # fmt: skip
     edges = []

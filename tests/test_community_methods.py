@@ -32,7 +32,7 @@ import pytest
 from corpora import HARBOUR_DOCS
 from doubles import ScriptedLLM, WordEmbedder
 from operator_coverage import covers
-from worlds import word_resources
+from worlds import store_of_texts, word_resources
 
 from hygraph import GraphIndex
 from hygraph.errors import ConfigError
@@ -46,7 +46,7 @@ from hygraph.generation.map_reduce import (
 )
 from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.graph.store import Edge, GraphStore, Node
-from hygraph.ingest import Chunker, Document
+from hygraph.ingest import Document
 from hygraph.ingest.tokenizer import default_tokenizer
 from hygraph.methods.base import get_method, parse_method_spec
 from hygraph.models.base import LLMResponse
@@ -94,13 +94,7 @@ def make_resources(store: GraphStore, vectors: Any, path: Path, *, llm: Any = No
 @pytest.fixture
 def world(tmp_path, monkeypatch) -> SimpleNamespace:
     monkeypatch.delenv("OPENAI_MODEL", raising=False)
-    store = GraphStore(tmp_path / "kg.sqlite")
-    chunk: dict[str, str] = {}
-    for doc_id, text in TEXTS.items():
-        doc = Document(doc_id, text)
-        pieces = Chunker(1200, 100)(doc)
-        store.add_document(doc, pieces)
-        chunk[doc_id] = pieces[0].id
+    store, chunk = store_of_texts(tmp_path / "kg.sqlite", TEXTS)
     store.upsert_nodes(Node(e, NodeKind.ENTITY, n, f"{n} text", {"type": "entity"}, [chunk["d1"]])
                        for e, n in NAMES.items())  # fmt: skip
     nodes, edges = [], []

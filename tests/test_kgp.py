@@ -33,14 +33,14 @@ import pytest
 from corpora import HARBOUR_DOCS
 from doubles import ScriptedLLM, WordEmbedder
 from operator_coverage import covers
-from worlds import word_resources
+from worlds import store_of_texts, word_resources
 
 from hygraph import GraphIndex
 from hygraph.errors import ConfigError
 from hygraph.graph.algorithms.shared_entities import shared_entity_pairs
 from hygraph.graph.kinds import EdgeKind
 from hygraph.graph.store import Edge, GraphStore
-from hygraph.ingest import Chunker, Document
+from hygraph.ingest import Document
 from hygraph.layers.passage_graph import PassageGraph
 from hygraph.layers.tfidf import TfidfLayer
 from hygraph.methods.base import get_method, parse_method_spec
@@ -84,13 +84,7 @@ def make_resources(store: GraphStore, path: Path, *, llm: Any = None) -> Resourc
 def make_world(path: Path, *, llm: Any = None, min_shared: int = 1) -> SimpleNamespace:
     """The five passages, their mentions, the TF-IDF layer and a passage graph (τ given)."""
     path.mkdir(parents=True, exist_ok=True)
-    store = GraphStore(path / "kg.sqlite")
-    chunk: dict[str, str] = {}
-    for doc_id, text in TEXTS.items():
-        doc = Document(doc_id, text)
-        pieces = Chunker(1200, 100)(doc)
-        store.add_document(doc, pieces)
-        chunk[doc_id] = pieces[0].id
+    store, chunk = store_of_texts(path / "kg.sqlite", TEXTS)
     store.upsert_edges(Edge(chunk[d], e, EdgeKind.MENTION, 1.0, sources=(chunk[d],))
                        for d, ents in MENTIONS.items() for e in ents)  # fmt: skip
     store.mark_done("extract", store.chunk_ids())  # as the entity graph marks extracted chunks

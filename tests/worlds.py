@@ -7,6 +7,8 @@ from typing import Any
 
 from doubles import WordEmbedder
 
+from hygraph.graph.store import GraphStore
+from hygraph.ingest import Chunker, Document
 from hygraph.manifest import Manifest
 from hygraph.resources import Resources
 from hygraph.usage import UsageTracker
@@ -34,3 +36,18 @@ def word_resources(
                      embedder=WordEmbedder(dim), llm=llm, tracker=UsageTracker(),
                      progress=False, cache_dir=path / "cache",
                      llm_in_retrieval=llm_in_retrieval)  # fmt: skip
+
+
+def store_of_texts(path: Path, texts: dict[str, str]) -> tuple[GraphStore, dict[str, str]]:
+    """A graph store at ``path`` holding each text as a document of one chunk (1200/100).
+
+    Returns the store and the chunk id of each document id, for hand-made graphs to cite.
+    """
+    store = GraphStore(path)
+    chunk: dict[str, str] = {}
+    for doc_id, text in texts.items():
+        doc = Document(doc_id, text)
+        pieces = Chunker(1200, 100)(doc)
+        store.add_document(doc, pieces)
+        chunk[doc_id] = pieces[0].id
+    return store, chunk
