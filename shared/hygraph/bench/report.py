@@ -77,6 +77,26 @@ def _versus_header(main: dict[str, Any]) -> str:
     return "W/T/L"
 
 
+def _stage_table(title: str, stages: dict[str, dict[str, Any]]) -> list[str]:
+    """Markdown lines of a cost table, one row per stage (none when there are no stages)."""
+    if not stages:
+        return []
+    lines = [
+        "",
+        title,
+        "",
+        "| stage | seconds | LLM calls | prompt tokens | completion tokens | embeddings |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for stage, u in stages.items():
+        lines.append(
+            f"| {stage} | {u.get('seconds', 0):.2f} | {u.get('llm_calls', 0)} | "
+            f"{u.get('prompt_tokens', 0)} | {u.get('completion_tokens', 0)} | "
+            f"{u.get('embeddings', 0)} |"
+        )
+    return lines
+
+
 def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
     main = result["main"]
     cfg = result["config"]
@@ -148,36 +168,15 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
             lines.append(
                 f"| {name} | " + " | ".join(_fmt(by.get(t, {}).get(k_mid)) for t in types) + " |"
             )
-    stages = first.get("usage", {}).get("stages", {})
-    if stages:
-        lines += [
-            "",
-            "Shared build cost by stage (the build that made the index):",
-            "",
-            "| stage | seconds | LLM calls | prompt tokens | completion tokens | embeddings |",
-            "|---|---:|---:|---:|---:|---:|",
-        ]
-        for stage, u in stages.items():
-            lines.append(
-                f"| {stage} | {u['seconds']:.2f} | {u['llm_calls']} | "
-                f"{u['prompt_tokens']} | {u['completion_tokens']} | {u['embeddings']} |"
-            )
-    layers = main.get("layer_builds", {})
-    if layers:
-        lines += [
-            "",
-            "Build cost by layer (each layer's stages as the build that made them measured "
-            "them; LLM calls are 0 where no LLM was configured):",
-            "",
-            "| stage | seconds | LLM calls | prompt tokens | completion tokens | embeddings |",
-            "|---|---:|---:|---:|---:|---:|",
-        ]
-        for stage, u in layers.items():
-            lines.append(
-                f"| {stage} | {u.get('seconds', 0):.2f} | {u.get('llm_calls', 0)} | "
-                f"{u.get('prompt_tokens', 0)} | {u.get('completion_tokens', 0)} | "
-                f"{u.get('embeddings', 0)} |"
-            )
+    lines += _stage_table(
+        "Shared build cost by stage (the build that made the index):",
+        first.get("usage", {}).get("stages", {}),
+    )
+    lines += _stage_table(
+        "Build cost by layer (each layer's stages as the build that made them measured "
+        "them; LLM calls are 0 where no LLM was configured):",
+        main.get("layer_builds", {}),
+    )
     scale = result.get("scaling")
     if scale:
         lines += [

@@ -22,7 +22,7 @@ What it does, step by step:
 It runs offline with the rule-based extractor (facts are the extracted relations) and
 gains with better extraction (an LLM or a precomputed one) and, at query time, with an
 LLM fact filter. Settings were chosen on MuSiQue questions 1–50 only, among the
-variants listed in ``benchmarks/results/musique-hybrid-ppr.md``, and confirmed on
+variants listed in ``benchmarks/results/musique-hybrid-ppr-sweep.md``, and confirmed on
 51–100; the walk continues with probability 0.7 (HippoRAG 2 uses 0.5:
 ``hybrid-ppr:damping=0.5``), which reaches third hops more often.
 """

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,6 +34,7 @@ from hygraph.models.base import Message
 from hygraph.prompts.replies import (
     ParseError,
     as_list,
+    as_number,
     find_sections,
     lower_keys,
     parse_json_payload,
@@ -141,19 +141,33 @@ def _choices(picked: Sequence[tuple[int, float]]) -> str:
     return json.dumps({"choices": [{"id": i, "score": s} for i, s in picked]})
 
 
+def _with_example(
+    system: str,
+    user: str,
+    example: dict[str, Any],
+    picked: Sequence[tuple[int, float]],
+    ask: dict[str, Any],
+) -> list[Message]:
+    """The system prompt, one worked example (``user`` filled from ``example``, answered
+    with ``picked``), then the real ask (``user`` filled from ``ask``)."""
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user.format(**example)},
+        {"role": "assistant", "content": _choices(picked)},
+        {"role": "user", "content": user.format(**ask)},
+    ]  # fmt: skip
+
+
 def relation_messages(
     question: str, entity: str, relations: Sequence[str], keep: int
 ) -> list[Message]:
     """Ask which of ``relations`` (of ``entity``, numbered from 1) to follow, at most ``keep``."""
     q, e, rels, k, picked = RELATION_EXAMPLE
-    return [
-        {"role": "system", "content": RELATION_SYSTEM},
-        {"role": "user", "content": RELATION_USER.format(
-            question=q, entity=e, candidates=numbered(rels), keep=k)},
-        {"role": "assistant", "content": _choices(picked)},
-        {"role": "user", "content": RELATION_USER.format(
-            question=question, entity=entity, candidates=numbered(relations), keep=keep)},
-    ]  # fmt: skip
+    return _with_example(
+        RELATION_SYSTEM, RELATION_USER,
+        {"question": q, "entity": e, "candidates": numbered(rels), "keep": k}, picked,
+        {"question": question, "entity": entity, "candidates": numbered(relations), "keep": keep},
+    )  # fmt: skip
 
 
 def entity_messages(
@@ -161,14 +175,12 @@ def entity_messages(
 ) -> list[Message]:
     """Ask how much each of ``entities`` (numbered from 1) helps, keeping at most ``keep``."""
     q, r, ents, k, picked = ENTITY_EXAMPLE
-    return [
-        {"role": "system", "content": ENTITY_SYSTEM},
-        {"role": "user", "content": ENTITY_USER.format(
-            question=q, reached=r, candidates=numbered(ents), keep=k)},
-        {"role": "assistant", "content": _choices(picked)},
-        {"role": "user", "content": ENTITY_USER.format(
-            question=question, reached=reached, candidates=numbered(entities), keep=keep)},
-    ]  # fmt: skip
+    return _with_example(
+        ENTITY_SYSTEM, ENTITY_USER,
+        {"question": q, "reached": r, "candidates": numbered(ents), "keep": k}, picked,
+        {"question": question, "reached": reached, "candidates": numbered(entities),
+         "keep": keep},
+    )  # fmt: skip
 
 
 def path_messages(question: str, paths: Sequence[str], keep: int) -> list[Message]:
@@ -190,20 +202,12 @@ _CHOICE_KEYS = ("choices", "choice", "selected", "chosen", "relations", "entitie
                 "candidates", "keep", "kept", "ids", "scores", "results")  # fmt: skip
 _ID_KEYS = ("id", "number", "index", "candidate", "choice", "relation", "entity", "path")
 _SCORE_KEYS = ("score", "relevance", "weight", "confidence", "probability")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _LEADING_ID = re.compile(r"^\s*#?(\d+)\b")
 
 
 def _number(value: Any) -> float | None:
     """A finite number from a number or a text holding one (None otherwise)."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int | float):
-        return float(value) if math.isfinite(float(value)) else None
-    if isinstance(value, str):
-        match = _NUMBER.search(value)
-        return float(match.group()) if match else None
-    return None
+    return as_number(value) if isinstance(value, int | float | str) else None
 
 
 _SPACE = re.compile(r"[\W_]+")

@@ -19,8 +19,6 @@ wording is our own.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +26,7 @@ from hygraph.models.base import Message
 from hygraph.prompts.replies import (
     ParseError,
     as_list,
+    as_number,
     as_text,
     find_sections,
     lower_keys,
@@ -75,7 +74,6 @@ _RATING_REASON_KEYS = ("rating_explanation", "rating_reason", "explanation", "ju
 _FINDINGS_KEYS = ("findings", "key_findings", "insights")
 _FINDING_SUMMARY_KEYS = ("summary", "title", "finding", "insight", "headline")
 _FINDING_TEXT_KEYS = ("explanation", "details", "detail", "text", "description", "content")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 MAX_FINDINGS = 10
 
 
@@ -89,16 +87,8 @@ def report_messages(context: str) -> list[Message]:
 
 def _rating(value: Any) -> float:
     """A rating clamped to 0..10 from a number or a text holding one (0 when none)."""
-    if isinstance(value, bool):
-        return 0.0
-    if isinstance(value, int | float):
-        number = float(value)
-    else:
-        match = _NUMBER.search(as_text(value))
-        number = float(match.group()) if match else 0.0
-    if not math.isfinite(number):
-        return 0.0
-    return round(min(10.0, max(0.0, number)), 2)
+    number = as_number(value)
+    return 0.0 if number is None else round(min(10.0, max(0.0, number)), 2)
 
 
 def _findings(value: Any) -> list[dict[str, str]]:

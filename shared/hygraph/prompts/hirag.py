@@ -18,8 +18,6 @@ entity) is for the caller to check. The wording and the worked example are our o
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,6 +25,7 @@ from hygraph.models.base import Message
 from hygraph.prompts.replies import (
     ParseError,
     as_list,
+    as_number,
     as_text,
     find_sections,
     lower_keys,
@@ -105,7 +104,6 @@ _SOURCE_KEYS = ("source", "src", "from", "source_entity", "member", "head")
 _TARGET_KEYS = ("target", "tgt", "to", "target_entity", "summary_entity", "tail")
 _RELATION_TEXT_KEYS = ("description", "relationship_description", "explanation", "reason")
 _STRENGTH_KEYS = ("strength", "relationship_strength", "weight", "score")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def summary_entity_messages(members: Sequence[str], meta_types: Sequence[str]) -> list[Message]:
@@ -119,14 +117,8 @@ def summary_entity_messages(members: Sequence[str], meta_types: Sequence[str]) -
 
 
 def _strength(value: Any) -> float:
-    if isinstance(value, bool):
-        return 1.0
-    if isinstance(value, int | float):
-        number = float(value)
-    else:
-        match = _NUMBER.search(as_text(value))
-        number = float(match.group()) if match else 1.0
-    return number if math.isfinite(number) and number > 0 else 1.0
+    number = as_number(value)
+    return number if number is not None and number > 0 else 1.0
 
 
 def parse_summary_entities(text: str) -> dict[str, list[dict[str, Any]]]:

@@ -19,8 +19,6 @@ The wording is our own.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +26,7 @@ from hygraph.models.base import Message
 from hygraph.prompts.replies import (
     ParseError,
     as_list,
+    as_number,
     as_text,
     find_sections,
     lower_keys,
@@ -88,7 +87,6 @@ _TEXT_KEYS = ("description", "answer", "partial_answer", "point", "text", "conte
               "statement", "finding")  # fmt: skip
 _SCORE_KEYS = ("score", "importance", "importance_score", "relevance", "relevance_score",
                "confidence", "rating")  # fmt: skip
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 MISSING_SCORE = 1.0  # reference code: a point without a score counts 1
 MAX_POINTS = 50  # ours: points read from one reply
 
@@ -112,18 +110,8 @@ def reduce_messages(question: str, points: str) -> list[Message]:
 def _score(value: Any) -> float:
     """A score clamped to 0..100 from a number or a text holding one (``MISSING_SCORE``
     when there is none)."""
-    if value is None or isinstance(value, bool):
-        return MISSING_SCORE
-    if isinstance(value, int | float):
-        number = float(value)
-    else:
-        match = _NUMBER.search(as_text(value))
-        if match is None:
-            return MISSING_SCORE
-        number = float(match.group())
-    if not math.isfinite(number):
-        return MISSING_SCORE
-    return min(100.0, max(0.0, number))
+    number = as_number(value)
+    return MISSING_SCORE if number is None else min(100.0, max(0.0, number))
 
 
 def _point(item: Any) -> tuple[str, float] | None:

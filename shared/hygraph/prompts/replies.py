@@ -230,6 +230,27 @@ def as_text(value: Any, sep: str = " ", _depth: int = 0) -> str:
     return ""
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def as_number(value: Any) -> float | None:
+    """A finite number from a reply value: a number, or the first number in its text.
+
+    None for a missing value, a boolean, a non-finite number or text without a number;
+    each parser decides what that means (a default score, a neutral weight, no choice).
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        number = float(value)
+    else:
+        match = _NUMBER.search(as_text(value))
+        if match is None:
+            return None
+        number = float(match.group())
+    return number if math.isfinite(number) else None
+
+
 def as_list(value: Any) -> list[Any]:
     """A section as a list: None gives ``[]``, a single item ``[item]``."""
     if value is None:
