@@ -103,16 +103,10 @@ def batches(items: Sequence[Evidence], budget: int) -> list[list[tuple[int, Evid
 
 
 def _within(points: list[tuple[str, float, int]], budget: int) -> list[tuple[str, float, int]]:
-    if budget <= 0:
-        return points
-    kept, used = [], 0
-    for point in points:
-        cost = _count(point[0])
-        if kept and used + cost > budget:
-            break
-        kept.append(point)
-        used += cost
-    return kept
+    """The leading points whose texts fit ``budget`` tokens (``fit_budget``'s cut)."""
+    from hygraph.retrieval.budget import fit_budget
+
+    return fit_budget(points, budget, lambda point: _count(point[0]))
 
 
 def map_reduce(

@@ -127,15 +127,12 @@ class _Graph:
 
 
 def _fit(rows: list[tuple[Any, ...]], budget: int) -> tuple[list[tuple[Any, ...]], bool]:
-    """The first rows that fit ``budget`` tokens, and whether any were left out."""
-    kept, used = [], 0
-    for row in rows:
-        cost = approx_tokens(" ".join(str(v) for v in row))
-        if kept and used + cost > budget:
-            return kept, True
-        kept.append(row)
-        used += cost
-    return kept, False
+    """The first rows that fit ``budget`` tokens (:func:`~hygraph.retrieval.budget.fit_budget`),
+    and whether any were left out."""
+    from hygraph.retrieval.budget import fit_budget
+
+    kept = fit_budget(rows, budget, lambda row: approx_tokens(" ".join(str(v) for v in row)))
+    return kept, len(kept) < len(rows)
 
 
 def pack_community(

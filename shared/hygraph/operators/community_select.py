@@ -47,25 +47,19 @@ def report_tokens(node: Node) -> int:
 def within_budget(res: Resources, ranked: list[Scored], budget: int, k: int = 0) -> list[Scored]:
     """The first ``k`` (0: all) of ``ranked`` while their reports fit ``budget`` tokens.
 
-    ``budget`` 0 means no cut. The first community is always kept, so one long report
-    never leaves the selection empty (the reference code would return nothing).
+    The cut is :func:`hygraph.retrieval.budget.fit_budget`'s: ``budget`` 0 means no cut,
+    and the first community is always kept, so one long report never leaves the
+    selection empty (the reference code would return nothing). Communities missing from
+    the store are skipped.
     """
+    from hygraph.retrieval.budget import fit_budget
+
     ranked = ranked[:k] if k > 0 else ranked
     if budget <= 0 or not ranked:
         return ranked
     nodes = res.store.get_nodes(c.id for c in ranked)
-    kept: list[Scored] = []
-    used = 0
-    for item in ranked:
-        node = nodes.get(item.id)
-        if node is None:
-            continue
-        cost = report_tokens(node)
-        if kept and used + cost > budget:
-            break
-        kept.append(item)
-        used += cost
-    return kept
+    present = [item for item in ranked if item.id in nodes]
+    return fit_budget(present, budget, lambda item: report_tokens(nodes[item.id]))
 
 
 @operator("community.entity", needs=("communities",))

@@ -56,17 +56,10 @@ def _count(text: str) -> int:
 
 
 def _within(items: list[Evidence], budget: int) -> list[Evidence]:
-    """The first items whose texts fit ``budget`` tokens (0: no cut); at least one."""
-    if budget <= 0:
-        return items
-    kept, used = [], 0
-    for item in items:
-        cost = _count(item.text)
-        if kept and used + cost > budget:
-            break
-        kept.append(item)
-        used += cost
-    return kept
+    """The first items whose texts fit ``budget`` tokens (``fit_budget``'s cut)."""
+    from hygraph.retrieval.budget import fit_budget
+
+    return fit_budget(items, budget, lambda item: _count(item.text))
 
 
 @operator("hirag.entities", needs=("entity-vectors", "hirag"))

@@ -72,19 +72,19 @@ def _is_chunk(node_id: str) -> bool:
 
 
 def _fit(res: Resources, items: list[Evidence], max_tokens: int) -> list[Evidence]:
-    """The leading items whose texts fit ``max_tokens`` together (0: no limit)."""
-    if max_tokens <= 0:
-        return items
-    from hygraph.ingest.tokenizer import default_tokenizer
+    """The leading items whose texts fit ``max_tokens`` together (0: no limit).
 
-    counts = default_tokenizer().count_many([i.text for i in items]) if items else []
-    kept, used = [], 0
-    for item, count in zip(items, counts, strict=True):
-        if used + count > max_tokens:
-            break
-        kept.append(item)
-        used += count
-    return kept
+    The cut is :func:`hygraph.retrieval.budget.fit_budget`'s: the first item is kept even
+    when it alone is longer (RAPTOR's loop would return nothing).
+    """
+    from hygraph.ingest.tokenizer import default_tokenizer
+    from hygraph.retrieval.budget import fit_budget
+
+    if max_tokens <= 0 or not items:
+        return items
+    counts = default_tokenizer().count_many([i.text for i in items])
+    cost = dict(zip((id(i) for i in items), counts, strict=True))
+    return fit_budget(items, max_tokens, lambda item: cost[id(item)])
 
 
 def _keep(state: State, items: list[Evidence], into: str) -> None:
