@@ -124,8 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", required=True, help="folder with corpus.jsonl and questions.jsonl")
     p.add_argument(
         "--methods",
-        default="vanilla,bm25,hybrid",
-        help="comma-separated methods and peers (default: vanilla,bm25,hybrid)",
+        action="append",
+        metavar="SPECS",
+        help="methods, recipe files (.yaml/.yml/.json) and peers, separated by ',' or ';' "
+        "(or repeat the flag); a method's options follow a colon, and an item after a "
+        "comma that looks like key=value is another option of the method before it: "
+        "'vanilla,hybrid:rrf_k=30,candidates=20,my.yaml'. Each spec is its own row "
+        "(default: vanilla,bm25,hybrid)",
     )
     p.add_argument(
         "--extractor",
@@ -144,6 +149,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="count each method's per-question wins/ties/losses at R@5 against this method",
     )
     p.add_argument("--budget", type=int, default=2000, help="context tokens (default 2000)")
+    p.add_argument(
+        "--max-depth",
+        type=int,
+        help="deepest top_k asked so that recall@k ranks max(k) distinct documents "
+        "(a question is asked again with top_k doubled until it does; default: the "
+        "corpus's chunk count)",
+    )
     p.add_argument(
         "--chunk-size", type=int, help="tokens per chunk (default: the embedder's window, 256)"
     )
@@ -412,16 +424,18 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from hygraph.bench.report import render_markdown, write_report
-    from hygraph.bench.runner import BenchConfig, run_bench
+    from hygraph.bench.runner import BenchConfig, run_bench, split_method_specs
 
     try:
         ks = sorted({int(k) for k in args.k.split(",") if k.strip()})
         scale = [float(f) for f in args.scale.split(",") if f.strip()]
     except ValueError as exc:
         raise HygraphError(f"--k and --scale take comma-separated numbers ({exc})") from None
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    methods = split_method_specs(args.methods or ["vanilla,bm25,hybrid"])
     if not methods or not ks:
         raise HygraphError("give at least one method and one k")
+    if args.max_depth is not None and args.max_depth < 1:
+        raise HygraphError("--max-depth must be at least 1")
     peers = Path(args.peers).resolve()
     config = BenchConfig(
         data=Path(args.data),
@@ -437,6 +451,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         peers_path=peers.parent if (peers / "peers").is_dir() else None,
         questions=args.questions,
         baseline=args.baseline,
+        max_depth=args.max_depth,
     )
     result = run_bench(config)
     if args.out:
@@ -448,7 +463,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         _print_json(result)
     else:
         print(render_markdown(result, []))
-    return 0
+    failed = [
+        f"{name} ({point['label']}): {stats['error']}"
+        for point in [result["main"], *result["points"]]
+        for name, stats in point["methods"].items()
+        if stats.get("status") == "failed"
+    ]
+    for line in failed:
+        print(f"hygraph bench: failed: {line}", file=sys.stderr)
+    return 1 if failed else 0  # the others' figures are written all the same
 
 
 def cmd_methods(args: argparse.Namespace) -> int:

@@ -17,6 +17,30 @@ class Question:
     answers: list[str]
     supporting_ids: list[str]
     type: str = "all"
+    evidence: list[str] = field(default_factory=list)  # sentences the answer rests on
+
+
+def parse_evidence(raw: object) -> list[str]:
+    """A question's ``evidence`` as a list of strings.
+
+    Accepts a list of strings or of objects with a ``fact`` or ``text`` key (the
+    form MultiHop-RAG's ``evidence_list`` uses), or a single string; anything else is
+    a ``TypeError`` so a bad record is reported with its line number.
+    """
+    if raw is None:
+        return []
+    items = [raw] if isinstance(raw, str | dict) else raw
+    if not isinstance(items, list):
+        raise TypeError(f"evidence must be a list, not {type(raw).__name__}")
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, dict):
+            item = item.get("fact", item.get("text"))
+        if not isinstance(item, str):
+            raise TypeError("evidence items must be strings or objects with 'fact' or 'text'")
+        if item.strip():
+            out.append(item)
+    return out
 
 
 @dataclass
@@ -61,6 +85,7 @@ def load_dataset(path: str | Path) -> Dataset:
                         answers=[str(a) for a in raw.get("answers", [])],
                         supporting_ids=[str(s) for s in raw.get("supporting_ids", [])],
                         type=str(raw.get("type", "all")),
+                        evidence=parse_evidence(raw.get("evidence")),
                     )
                 )
             except (ValueError, KeyError, TypeError, RecursionError) as exc:

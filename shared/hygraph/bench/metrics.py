@@ -1,4 +1,4 @@
-"""Retrieval metrics: passage recall@k, answer-in-context, latency percentiles, growth exponents."""
+"""Retrieval metrics: passage and evidence recall@k, answer in context, latency, growth."""
 
 from __future__ import annotations
 
@@ -19,6 +19,32 @@ def recall_at_k(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:
     if not gold_set:
         return 0.0
     return len(gold_set & set(ranked[:k])) / len(gold_set)
+
+
+def normalize_evidence(text: str) -> str:
+    """Case-folded, with every run of whitespace one space: how evidence is matched."""
+    return " ".join(text.casefold().split())
+
+
+def evidence_ranks(chunk_texts: Sequence[str], evidence: Sequence[str]) -> list[int | None]:
+    """For each evidence string, the 1-based rank of the first chunk whose text contains it.
+
+    ``None`` where no chunk contains it. Containment is checked chunk by chunk, after
+    :func:`normalize_evidence` on both sides, as MultiHop-RAG matches its evidence facts.
+    """
+    texts = [normalize_evidence(t) for t in chunk_texts]
+    ranks: list[int | None] = []
+    for item in evidence:
+        needle = normalize_evidence(item)
+        ranks.append(next((i for i, t in enumerate(texts, 1) if needle and needle in t), None))
+    return ranks
+
+
+def evidence_recall_at_k(ranks: Sequence[int | None], k: int) -> float:
+    """Share of a question's evidence strings found in its first ``k`` chunks (0 for none)."""
+    if not ranks:
+        return 0.0
+    return sum(1 for r in ranks if r is not None and r <= k) / len(ranks)
 
 
 def normalize_answer(text: str) -> str:

@@ -19,6 +19,20 @@ def _mb(n_bytes: float) -> str:
     return f"{n_bytes / 1e6:.1f}"
 
 
+def _cell(text: str) -> str:
+    """``text`` safe inside a Markdown table cell (a ``|`` would split the cell)."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _failed(stats: dict[str, Any]) -> bool:
+    return stats.get("status") == "failed"
+
+
+def _question_count(main: dict[str, Any]) -> int:
+    """How many questions the run asked (from any method that finished)."""
+    return max((len(s.get("rows", [])) for s in main["methods"].values()), default=0)
+
+
 def write_plots(result: dict[str, Any], folder: Path, stem: str) -> list[Path]:
     """recall@k by method; build time and query latency against corpus size (log-log)."""
     import matplotlib
@@ -97,6 +111,53 @@ def _stage_table(title: str, stages: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _depth_table(main: dict[str, Any], ks: list[int]) -> list[str]:
+    """How deep each method was asked so that recall@k reads max(k) distinct documents."""
+    rows = [(n, s["depth"]) for n, s in main["methods"].items() if s.get("depth")]
+    if not rows:
+        return []
+    want = max(ks)
+    lines = [
+        "",
+        f"Ranking depth: recall@k reads the first k distinct documents of each method's "
+        f"ranking. A question whose first ask (top_k = {want}) ranked fewer than {want} "
+        f"documents was asked again, untimed, with top_k doubled until it ranked {want}, "
+        f"top_k reached {main.get('max_depth') or 'the cap'} or the method returned no "
+        "more chunks; latency and context figures are the first ask's.",
+        "",
+        "| method | top_k p50 | top_k max | documents ranked (mean) | asked again "
+        f"| short of {want} |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, d in rows:
+        lines.append(
+            f"| {_cell(name)} | {_fmt(d['top_k_p50'], 0)} | {d['top_k_max']} | "
+            f"{_fmt(d['documents_mean'])} | {d.get('asked_again', '–')} | {d['short']} |"
+        )
+    return lines
+
+
+def _evidence_table(main: dict[str, Any], ks: list[int]) -> list[str]:
+    """E@k: the share of a question's evidence strings inside its first k chunks."""
+    rows = [(n, s) for n, s in main["methods"].items() if s.get("evidence_recall")]
+    if not rows:
+        return []
+    n = max(s.get("evidence_questions", 0) for _, s in rows)
+    lines = [
+        "",
+        f"Evidence recall at chunk level ({n} questions with evidence): E@k is the share "
+        "of a question's evidence strings contained in one of its first k chunks (the "
+        "first ask's ranking; case and whitespace ignored), as MultiHop-RAG measures.",
+        "",
+        "| method | " + " | ".join(f"E@{k}" for k in ks) + " |",
+        "|---|" + "---:|" * len(ks),
+    ]
+    for name, s in rows:
+        cells = " | ".join(_fmt(s["evidence_recall"].get(str(k))) for k in ks)
+        lines.append(f"| {_cell(name)} | {cells} |")
+    return lines
+
+
 def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
     main = result["main"]
     cfg = result["config"]
@@ -113,10 +174,11 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
         f"Python {machine['python']}, hygraph {machine['hygraph']}",
         f"- data: {main['documents']} documents → {main['chunks']} chunks "
         f"(chunk size {cfg['chunk_size']}, overlap {cfg['chunk_overlap']}), "
-        f"{len(main['methods'][next(iter(main['methods']))].get('rows', []))} questions; "
+        f"{_question_count(main)} questions; "
         f"extractor `{cfg['extractor']}`; context budget {cfg['budget']} tokens"
         + (f"; questions {cfg['questions']}" if cfg.get("questions", "all") != "all" else ""),
-        f"- latency: retrieval only, no LLM; {cfg['query_cache']}",
+        f"- latency: retrieval only, no LLM; {cfg.get('timing', 'one ask per question')}; "
+        f"{cfg['query_cache']}",
         f"- shared index build (chunk, extract, embed, vanilla + bm25): "
         f"{_fmt(first.get('seconds'))} s, peak "
         + (
@@ -138,7 +200,11 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
         "|---|" + "---:|" * (len(ks) + 7),
     ]
     for name, s in main["methods"].items():
-        label = f"{name} (peer)" if s["peer"] else name
+        label = _cell(f"{name} (peer)" if s.get("peer") else name)
+        if _failed(s):
+            error = _cell(s.get("error", ""))
+            lines.append(f"| {label} | failed: {error} |" + " – |" * (len(ks) + 6))
+            continue
         recall = " | ".join(_fmt(s.get("recall", {}).get(str(k))) for k in ks)
         versus = s.get("vs_baseline")
         wtl = f"{versus['wins']}/{versus['ties']}/{versus['losses']}" if versus else "-"
@@ -148,25 +214,30 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
             f"{_fmt(s['latency_ms']['p95'])} | {_fmt(s['build'].get('seconds'), 2)} | "
             f"{s['peak_rss_mb']:.0f} |"
         )
+    lines += _depth_table(main, ks)
+    lines += _evidence_table(main, ks)
     types = sorted({t for s in main["methods"].values() for t in s.get("recall_by_type", {})})
     if types:
         k_mid = str(ks[len(ks) // 2])
+        sizes: dict[str, Any] = {}
+        for s in main["methods"].values():
+            for t, by in s.get("recall_by_type", {}).items():
+                sizes.setdefault(t, by.get("n"))
         lines += [
             "",
             f"Recall@{k_mid} by question type:",
             "",
-            "| method | "
-            + " | ".join(
-                f"{t} (n={main['methods'][next(iter(main['methods']))]['recall_by_type'][t]['n']})"
-                for t in types
-            )
-            + " |",
+            "| method | " + " | ".join(f"{t} (n={sizes[t]})" for t in types) + " |",
             "|---|" + "---:|" * len(types),
         ]
         for name, s in main["methods"].items():
+            if _failed(s):
+                continue
             by = s.get("recall_by_type", {})
             lines.append(
-                f"| {name} | " + " | ".join(_fmt(by.get(t, {}).get(k_mid)) for t in types) + " |"
+                f"| {_cell(name)} | "
+                + " | ".join(_fmt(by.get(t, {}).get(k_mid)) for t in types)
+                + " |"
             )
     lines += _stage_table(
         "Shared build cost by stage (the build that made the index):",
@@ -204,7 +275,7 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
             ]
             e = s["exponent"]
             lines.append(
-                f"| {name} | " + " | ".join(cells) + f" | {_fmt(e['build_seconds'], 2)}"
+                f"| {_cell(name)} | " + " | ".join(cells) + f" | {_fmt(e['build_seconds'], 2)}"
                 f" | {_fmt(e['latency_p50_ms'], 2)} | {_fmt(e['peak_rss_mb'], 2)} |"
             )
     for path in plots:

@@ -12,6 +12,8 @@ import hashlib
 import json
 import os
 import platform
+import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -24,6 +26,7 @@ from typing import Any
 from hygraph import __version__
 from hygraph.bench.data import Dataset, load_dataset, subset, synthetic
 from hygraph.bench.metrics import (
+    evidence_recall_at_k,
     growth_exponent,
     mean,
     percentile,
@@ -32,7 +35,7 @@ from hygraph.bench.metrics import (
     wins_ties_losses,
 )
 from hygraph.errors import HygraphError
-from hygraph.methods.base import available_methods
+from hygraph.methods.base import RECIPE_SUFFIXES, available_methods
 
 log_stream = sys.stderr
 
@@ -54,6 +57,7 @@ class BenchConfig:
     questions: str | None = None  # 1-based selection such as "1-50" (None: all)
     baseline: str = "vanilla"  # per-question wins/ties/losses are counted against it
     compare_k: int = 5  # ... at this depth
+    max_depth: int | None = None  # deepest top_k asked for recall (None: the chunk count)
 
     def __post_init__(self) -> None:
         if self.chunk_size is None:
@@ -64,7 +68,54 @@ class BenchConfig:
             self.chunk_size = size
             self.chunk_overlap = overlap if self.chunk_overlap is None else self.chunk_overlap
         elif self.chunk_overlap is None:
-            self.chunk_overlap = 100
+            self.chunk_overlap = self.chunk_size // 12  # as --chunk-overlap's help says
+
+
+#: A list item that continues the previous spec's options: ``key=value`` (a key is a
+#: Python identifier; no method, peer or recipe name looks like that).
+_OPTION_ITEM = re.compile(r"[A-Za-z_]\w*=")
+
+
+def split_method_specs(groups: Sequence[str]) -> list[str]:
+    """The method specs in ``--methods`` values, in order, each once.
+
+    Each value (the flag may be repeated) is split on ``;``, then on ``,``. A
+    comma-separated item that looks like ``key=value`` is another option of the spec
+    before it, so ``"vanilla,hybrid:rrf_k=30,candidates=20"`` is two specs; a recipe
+    file's path (``my.yaml``, ``my.yaml:top_k=3``) is a spec of its own.
+
+    Raises:
+        HygraphError: an option item with no spec before it, or after a spec that has
+            no options (``vanilla,top_k=3``: write ``vanilla:top_k=3``).
+    """
+    specs: list[str] = []
+    for group in groups:
+        for part in group.split(";"):
+            current: list[str] = []
+            for item in (i.strip() for i in part.split(",")):
+                if not item:
+                    continue
+                if _OPTION_ITEM.match(item):
+                    if not current or ":" not in current[-1]:
+                        before = f" after {current[-1]!r}" if current else ""
+                        raise HygraphError(
+                            f"--methods: option {item!r}{before} belongs to no method; "
+                            "write it after the method's name and a colon (name:key=value)"
+                        )
+                    current[-1] += f",{item}"
+                else:
+                    current.append(item)
+            specs.extend(current)
+    return list(dict.fromkeys(specs))
+
+
+def is_method_spec(spec: str) -> bool:
+    """Whether ``spec`` names one of hygraph's methods or a recipe file (else: a peer)."""
+    if spec.partition(":")[0] in available_methods():
+        return True
+    if spec.endswith(RECIPE_SUFFIXES) or any(f"{s}:" in spec for s in RECIPE_SUFFIXES):
+        return True
+    return Path(spec).is_file() or Path(spec.partition(":")[0]).is_file()
 
 
 def _say(config: BenchConfig, message: str) -> None:
@@ -98,7 +149,17 @@ def machine_facts() -> dict[str, Any]:
     }
 
 
+class TaskFailed(HygraphError):
+    """A worker task failed; ``error`` is its one-line ``"Type: message"``."""
+
+    def __init__(self, task: str, error: str) -> None:
+        super().__init__(f"benchmark task {task} failed: {error}")
+        self.error = error
+
+
 def _run_task(spec: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """Run one worker task in its own process; its result, or :class:`TaskFailed`."""
+    task = f"{spec['task']} {spec.get('method', '')}".strip()
     with tempfile.TemporaryDirectory(prefix="hygraph-bench-") as tmp:
         spec_path = Path(tmp) / "spec.json"
         out_path = Path(tmp) / "result.json"
@@ -109,13 +170,17 @@ def _run_task(spec: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
             capture_output=True,
             text=True,
         )
-        if proc.returncode != 0 or not out_path.exists():
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            raise HygraphError(
-                f"benchmark task {spec['task']} {spec.get('method', '')} failed: "
-                + " | ".join(tail)
-            )
-        return json.loads(out_path.read_text())
+        try:
+            result = json.loads(out_path.read_text()) if out_path.exists() else {}
+        except ValueError:  # cut off mid-write
+            result = {}
+        if result.get("status") == "failed":
+            raise TaskFailed(task, str(result.get("error")))
+        if proc.returncode != 0 or not result:
+            # Killed (out of memory, a signal) before it could say why: the last line it wrote.
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise TaskFailed(task, f"exit status {proc.returncode}: {tail[0].strip()}")
+        return result
 
 
 def _index_dir(config: BenchConfig, dataset: Dataset, label: str) -> Path:
@@ -144,8 +209,7 @@ def run_point(
     env["HYGRAPH_CACHE_DIR"] = str(index_dir) + ".cache"
     # Some peers keep results in hash-ordered sets; a fixed seed makes runs repeatable.
     env.setdefault("PYTHONHASHSEED", "0")
-    core = [m for m in config.methods if m.partition(":")[0] in available_methods()]
-    peers = [m for m in config.methods if m not in core]
+    peers = [m for m in config.methods if not is_method_spec(m)]
     _say(config, f"{label}: building the shared index at {index_dir}")
     base = _run_task(
         {
@@ -160,24 +224,31 @@ def run_point(
         env,
     )
     questions = [q.__dict__ for q in dataset.questions]
+    # Recall reads max(k) distinct documents: deeper asks up to this top_k (none where
+    # quality is not measured, e.g. the synthetic scaling point).
+    chunks = base["counts"]["chunks"]
+    cap = max(min(config.max_depth or chunks, chunks), max(config.ks)) if quality else 0
     methods: dict[str, Any] = {}
     for name in config.methods:
         _say(config, f"{label}: {name}")
-        raw = _run_task(
-            {
-                "task": "query",
-                "index": str(index_dir),
-                "method": name,
-                "peer": name in peers,
-                "peers_path": str(config.peers_path) if config.peers_path else None,
-                "questions": questions,
-                "top_k": max(config.ks),
-                "budget": config.budget,
-                "ks": config.ks,
-            },
-            env,
-        )
-        methods[name] = summarise(raw, dataset, config.ks, quality)
+        task = {
+            "task": "query",
+            "index": str(index_dir),
+            "method": name,
+            "peer": name in peers,
+            "peers_path": str(config.peers_path) if config.peers_path else None,
+            "questions": questions,
+            "top_k": max(config.ks),
+            "max_depth": cap or max(config.ks),
+            "budget": config.budget,
+            "ks": config.ks,
+        }
+        try:
+            methods[name] = summarise(_run_task(task, env), dataset, config.ks, quality)
+        except TaskFailed as failure:
+            # One method's failure is its own row; the others' figures are still kept.
+            _say(config, f"{label}: {name} failed: {failure.error}")
+            methods[name] = {"status": "failed", "error": failure.error, "peer": name in peers}
     if quality:
         compare(methods, dataset, config.baseline, config.compare_k)
     counts = base["counts"]
@@ -187,6 +258,7 @@ def run_point(
         "documents": counts["documents"],
         "chunks": counts["chunks"],
         "index": str(index_dir),
+        "max_depth": cap or None,
         "base_build": base,
         "methods": methods,
         "layer_builds": layer_builds(index_dir),
@@ -221,6 +293,7 @@ def summarise(
     rows = raw["rows"]
     latencies = [r["latency_ms"] for r in rows]
     out: dict[str, Any] = {
+        "status": "ok",
         "peer": raw["peer"],
         "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
         "context_tokens_mean": mean([r["context_tokens"] for r in rows]),
@@ -244,8 +317,36 @@ def summarise(
             by_type[qtype]["n"] = len(subset_rows)
         out["recall_by_type"] = by_type
         out["answer_in_context"] = 100 * mean([float(r["answer_in_context"]) for r in rows])
+        out["depth"] = depth_summary(rows, max(ks))
+        with_evidence = [r for r in rows if "evidence_ranks" in r]
+        if with_evidence:
+            out["evidence_recall"] = {
+                str(k): 100
+                * mean([evidence_recall_at_k(r["evidence_ranks"], k) for r in with_evidence])
+                for k in ks
+            }
+            out["evidence_questions"] = len(with_evidence)
         out["rows"] = rows
     return out
+
+
+def depth_summary(rows: Sequence[dict[str, Any]], want: int) -> dict[str, Any]:
+    """How deep each question was asked so that recall@k reads ``want`` distinct documents.
+
+    ``top_k_p50`` / ``top_k_max``: the top_k of the last ask; ``documents_mean``: the
+    distinct documents ranked; ``short``: questions still ranking fewer than ``want``
+    (the method ran out, or the cap was reached), whose recall@k is over fewer documents.
+    """
+    depths = [r.get("depth", want) for r in rows]
+    counts = [r.get("documents", len(r["passages"])) for r in rows]
+    return {
+        "want": want,
+        "top_k_p50": percentile(depths, 50),
+        "top_k_max": max(depths, default=0),
+        "documents_mean": mean(counts),
+        "asked_again": sum(1 for r in rows if r.get("asks", 1) > 1),
+        "short": sum(1 for c in counts if c < want),
+    }
 
 
 def compare(methods: dict[str, Any], dataset: Dataset, baseline: str, k: int) -> None:
@@ -258,7 +359,7 @@ def compare(methods: dict[str, Any], dataset: Dataset, baseline: str, k: int) ->
         return [recall_at_k(r["passages"], gold[r["id"]], k) for r in methods[name]["rows"]]
 
     theirs = scores(baseline)
-    for name, summary in methods.items():
+    for name, summary in methods.items():  # a failed method has no rows: skipped
         if name != baseline and "rows" in summary:
             summary["vs_baseline"] = {
                 "baseline": baseline,
@@ -300,7 +401,7 @@ def run_bench(config: BenchConfig) -> dict[str, Any]:
         )
         points.append(run_point(config, syn, f"syn{config.synthetic}", quality=False))
     result = {
-        "command": " ".join(["hygraph", "bench", *sys.argv[2:]])
+        "command": shlex.join(["hygraph", "bench", *sys.argv[2:]])
         if sys.argv[1:2] == ["bench"]
         else None,
         "date": time.strftime("%Y-%m-%d", time.gmtime(started)),
@@ -315,8 +416,15 @@ def run_bench(config: BenchConfig) -> dict[str, Any]:
             "questions": config.questions or "all",
             "chunk_size": config.chunk_size,
             "chunk_overlap": config.chunk_overlap,
+            "max_depth": config.max_depth,
             "query_cache": "query embeddings computed per query (cache off); model "
             "loaded and index opened before timing",
+            "timing": f"the first ask of each question, at top_k = {max(config.ks)}",
+            "depth_policy": f"recall@k reads the first k distinct documents; a question whose "
+            f"first ask ranks fewer than {max(config.ks)} documents is asked again (untimed) "
+            "with top_k doubled, up to "
+            + (f"top_k {config.max_depth}" if config.max_depth else "the corpus's chunk count")
+            + ", until it does or the method returns no more chunks",
         },
         "main": main,
         "scaling": scaling(points) if len(points) > 1 else None,
@@ -350,6 +458,8 @@ def scaling(points: list[dict[str, Any]]) -> dict[str, Any]:
     sizes = [p["chunks"] for p in ordered]
     out: dict[str, Any] = {"chunks": sizes, "labels": [p["label"] for p in ordered], "methods": {}}
     for method in ordered[0]["methods"]:
+        if any(p["methods"].get(method, {}).get("status") == "failed" for p in ordered):
+            continue  # no curve from a method that failed at some size
         build = [_build_seconds(p, method) for p in ordered]
         p50 = [p["methods"][method]["latency_ms"]["p50"] for p in ordered]
         rss = [p["methods"][method]["peak_rss_mb"] for p in ordered]

@@ -2,7 +2,16 @@
 
 Run as ``python -m hygraph.bench.worker SPEC.json RESULT.json``. A separate process
 per method gives each its own peak-memory figure (``ru_maxrss``) and keeps one
-method's caches from warming another's.
+method's caches from warming another's. A task that fails writes
+``{"status": "failed", "error": "Type: message"}`` instead, so the runner can report
+the failure and go on with the other methods.
+
+Each question is asked once at ``top_k = max(ks)``, timed; that ask gives the latency,
+the context figures and the chunk-level evidence ranks. Where its chunks hold fewer
+than ``max(ks)`` distinct documents (long documents split into many chunks), the
+question is asked again, untimed, with ``top_k`` doubled each time, until the ranking
+holds ``max(ks)`` documents, ``top_k`` reaches the cap (``max_depth``), or an ask
+returns no more chunks than the one before (see :func:`deepen`).
 """
 
 from __future__ import annotations
@@ -11,10 +20,13 @@ import json
 import resource
 import sys
 import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hygraph.bench.metrics import answer_in_context
+from hygraph.bench.metrics import answer_in_context, evidence_ranks
 
 
 def _peak_rss_mb() -> float:
@@ -89,17 +101,60 @@ def _method_build_usage(index: Any, method: str, report: Any) -> dict[str, Any] 
     return total
 
 
+@dataclass
+class Depth:
+    """A question's document ranking after asking deep enough, and what that took."""
+
+    documents: list[str]  # distinct documents in rank order
+    top_k: int  # the top_k of the last ask
+    asks: int  # how many asks (1: the first was enough)
+
+
+def deepen(
+    ask: Callable[[int], Sequence[str]],
+    documents_of: Callable[[Sequence[str]], list[str]],
+    first: Sequence[str],
+    want: int,
+    top_k: int,
+    cap: int,
+) -> Depth:
+    """Ask again with a doubled ``top_k`` until the ranking holds ``want`` distinct documents.
+
+    ``first`` is the chunk ranking the first ask (at ``top_k``) returned. The first
+    ask's documents keep their places; a deeper ask only appends the documents it adds,
+    in its own order, so recall at a depth the first ask already covered is unchanged.
+    Stops at ``cap`` (``top_k`` never exceeds it), or when an ask returns no more
+    distinct chunks than the previous one (the method has nothing further to give).
+    """
+    documents = documents_of(first)
+    seen = len(set(first))
+    depth, asks = top_k, 1
+    while len(documents) < want and depth < cap:
+        depth = min(depth * 2, cap)
+        chunk_ids = ask(depth)
+        asks += 1
+        documents += [d for d in documents_of(chunk_ids) if d not in documents]
+        if len(set(chunk_ids)) <= seen:
+            break
+        seen = len(set(chunk_ids))
+    return Depth(documents, depth, asks)
+
+
 def query(spec: dict[str, Any]) -> dict[str, Any]:
     """Build (if needed) and query one method or peer; per-question rankings and timings."""
     from hygraph.index import GraphIndex
     from hygraph.ingest.tokenizer import default_tokenizer
+    from hygraph.methods.base import parse_method_spec
 
     name = spec["method"]
     top_k = int(spec["top_k"])
+    want = max(spec["ks"])
+    cap = max(top_k, int(spec.get("max_depth") or top_k))
     budget = int(spec["budget"])
     questions = spec["questions"]
     index = GraphIndex.open(spec["index"], progress=False)
     build_stats: dict[str, Any] = {}
+    base = name.partition(":")[0]
     if spec.get("peer"):
         if spec.get("peers_path"):
             sys.path.insert(0, spec["peers_path"])
@@ -111,14 +166,16 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
         build_stats.setdefault("seconds", time.perf_counter() - start)
         tok = default_tokenizer()
 
-        def run_one(text: str) -> tuple[list[str], str, int]:
-            result = peer.retrieve(text, top_k)
+        def run_one(text: str, k: int = top_k) -> tuple[list[str], str, int]:
+            result = peer.retrieve(text, k)
             context = tok.truncate(result.context, budget)
             return result.chunk_ids, context, tok.count(context)
     else:
-        start = time.perf_counter()
-        report = index.insert(methods=[name])
-        base = name.partition(":")[0]
+        # Built under its plain name, so options given here never become the index's
+        # saved configuration (a later "name" alone would otherwise inherit them);
+        # they apply at query time, over the built configuration.
+        base, _ = parse_method_spec(name)
+        report = index.insert(methods=[base])
         usage = _method_build_usage(index, base, report)
         build_stats = {
             "seconds": usage["seconds"] if usage else 0.0,
@@ -126,8 +183,8 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
             "built_now": usage is not None and f"build:{base}" in report.usage.get("stages", {}),
         }
 
-        def run_one(text: str) -> tuple[list[str], str, int]:
-            result = index.query(text, name, top_k=top_k, budget=budget)
+        def run_one(text: str, k: int = top_k) -> tuple[list[str], str, int]:
+            result = index.query(text, name, top_k=k, budget=budget)
             return result.chunks, result.context, result.context_tokens
 
     # Warm up (model load, file opening), then time each query with the query-embedding
@@ -136,24 +193,43 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
     embedder = index.embedder
     if hasattr(embedder, "cache"):
         embedder.cache = None
-    rows = []
+    rows, firsts = [], []
     for q in questions:
         t0 = time.perf_counter()
         chunk_ids, context, tokens = run_one(q["question"])
         latency = time.perf_counter() - t0
-        chunks = index.store.get_chunks(chunk_ids)
-        passages = list(dict.fromkeys(chunks[c].doc_id for c in chunk_ids if c in chunks))
-        rows.append(
-            {
-                "id": q["id"],
-                "type": q.get("type", "all"),
-                "passages": passages[: max(spec["ks"])],
-                "answer_in_context": answer_in_context(context, q.get("answers", [])),
-                "context_tokens": tokens,
-                "latency_ms": round(latency * 1000, 3),
-            }
-        )
-    method_bytes = _dir_bytes(Path(spec["index"]) / name.partition(":")[0])
+        firsts.append(chunk_ids)
+        row = {
+            "id": q["id"],
+            "type": q.get("type", "all"),
+            "answer_in_context": answer_in_context(context, q.get("answers", [])),
+            "context_tokens": tokens,
+            "latency_ms": round(latency * 1000, 3),
+        }
+        if q.get("evidence"):
+            chunks = index.store.get_chunks(chunk_ids)
+            texts = [chunks[c].text for c in chunk_ids[:want] if c in chunks]
+            row["evidence_ranks"] = evidence_ranks(texts, q["evidence"])
+        rows.append(row)
+    peak_rss = _peak_rss_mb()  # before the deeper asks, which are not the method's cost
+
+    def documents_of(chunk_ids: Sequence[str]) -> list[str]:
+        chunks = index.store.get_chunks(list(chunk_ids))
+        return list(dict.fromkeys(chunks[c].doc_id for c in chunk_ids if c in chunks))
+
+    for q, row, first in zip(questions, rows, firsts, strict=True):
+
+        def ask(k: int, text: str = q["question"]) -> list[str]:
+            return run_one(text, k)[0]
+
+        depth = deepen(ask, documents_of, first, want, top_k, cap)
+        row["passages"] = depth.documents[:want]
+        row["documents"] = len(depth.documents)
+        row["depth"] = depth.top_k
+        row["asks"] = depth.asks
+    # A method's own folder is named after its base name (a recipe's name, not the
+    # file's path; never the options), a peer's after the peer.
+    method_bytes = _dir_bytes(Path(spec["index"]) / base)
     if not spec.get("peer"):
         for collection in index.method(name).collections:  # embedded Qdrant folders
             method_bytes += _dir_bytes(Path(spec["index"]) / "qdrant" / collection)
@@ -162,18 +238,30 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
         "peer": bool(spec.get("peer")),
         "build": build_stats,
         "rows": rows,
-        "peak_rss_mb": round(_peak_rss_mb(), 1),
+        "peak_rss_mb": round(peak_rss, 1),
         "method_bytes": method_bytes,
     }
     index.close()
     return result
 
 
+def one_line_error(exc: BaseException, limit: int = 400) -> str:
+    """``"Type: message"`` on one line (the message's first line), at most ``limit`` chars."""
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
     spec = json.loads(Path(args[0]).read_text())
-    result = build(spec) if spec["task"] == "build" else query(spec)
-    Path(args[1]).write_text(json.dumps(result, default=str))
+    try:
+        result = build(spec) if spec["task"] == "build" else query(spec)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported, not raised
+        traceback.print_exc()  # the full story on stderr; the one-line error in the result
+        Path(args[1]).write_text(json.dumps({"status": "failed", "error": one_line_error(exc)}))
+        return 1
+    Path(args[1]).write_text(json.dumps({"status": "ok", **result}, default=str))
     return 0
 
 
