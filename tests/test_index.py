@@ -467,3 +467,16 @@ def test_readers_in_other_processes_query_while_a_build_runs(tmp_path, minilm, m
     with GraphIndex.open(path, embedder=minilm, progress=False) as index:
         assert index.store.counts()["documents"] == len(DOCS)
         assert index.vectors.count("entities") > 0
+
+
+def test_saved_option_an_upgrade_removed_is_dropped_with_a_warning(tmp_path, minilm):
+    """An index built by an earlier version keeps working when a method option is renamed."""
+    path = tmp_path / "idx"
+    with GraphIndex.build(DOCS, path, methods=["bm25"], progress=False) as index:
+        expected = index.query("When was the shipyard founded?", "bm25", top_k=2).chunks
+    manifest = json.loads((path / MANIFEST_NAME).read_text())
+    manifest["methods"]["bm25"]["seed_depth_of_old"] = 30  # an option that no longer exists
+    (path / MANIFEST_NAME).write_text(json.dumps(manifest))
+    with GraphIndex.open(path) as index, pytest.warns(UserWarning, match="seed_depth_of_old"):
+        result = index.query("When was the shipyard founded?", "bm25", top_k=2)
+    assert result.chunks == expected

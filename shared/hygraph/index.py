@@ -115,6 +115,26 @@ class QueryResult:
         }
 
 
+def _known_options(cls: type[Method], saved: dict[str, Any]) -> dict[str, Any]:
+    """A method's saved build options that its current ``Config`` still has.
+
+    An index built by an earlier version may have saved an option that has since been
+    renamed or removed; it is dropped with a warning rather than making the index
+    unreadable (the method then uses the current default for it).
+    """
+    import warnings
+
+    known = {f.name for f in dataclasses.fields(cls.Config)}
+    dropped = sorted(set(saved) - known)
+    if dropped:
+        warnings.warn(
+            f"method {cls.name}: saved option(s) {', '.join(dropped)} no longer exist and are "
+            "ignored (the index was built by an earlier version)",
+            stacklevel=3,
+        )
+    return {k: v for k, v in saved.items() if k in known}
+
+
 class GraphIndex:
     """Open or create the index at ``path``.
 
@@ -431,7 +451,7 @@ class GraphIndex:
             self._methods[name] = get_method(base)({**config, **options})
         elif name not in self._methods:
             base, options = parse_method_spec(name)
-            built = self.manifest.methods.get(base) or {}
+            built = _known_options(get_method(base), self.manifest.methods.get(base) or {})
             self._methods[name] = get_method(base)({**built, **options})
         method = self._methods[name]
         for layer in layer_order(method.layers):  # the layers its operators read
