@@ -419,6 +419,40 @@ def test_retrieval_offline_for_all_four(harbour_index, monkeypatch):
     assert 0 < len(glob.items) <= communities
 
 
+def test_graphrag_local_ranks_the_entities_chunks_and_top_k_only_cuts(harbour_index, monkeypatch):
+    # The framework's LGraphRAG: 5 entities by vector, their chunks in entity order
+    # (entity_occurrence), no chunk count before the final cut, only the token budget.
+    monkeypatch.delenv("OPENAI_MODEL", raising=False)
+    with open_index(harbour_index) as index:
+        few = index.retrieve(QUESTION, "graphrag-local", top_k=1)
+        many = index.retrieve(QUESTION, "graphrag-local", top_k=3)
+        state = index.method("graphrag-local").run(index.resources, QUESTION, 3)
+    params = {s["name"]: s["params"] for s in many.trace}
+    assert params["node.vdb"]["k"] == 5
+    assert params["chunk.occurrence"] == {"k": 0, "mode": "entity", "budget": 4000, "related": 5}
+    # Entity order: every chunk of the first entity comes before the second entity's.
+    cites = index_of_first_citing_entity(harbour_index, state)
+    assert [cites[c] for c, _ in state.chunks] == sorted(cites[c] for c, _ in state.chunks)
+
+    def sources(result):
+        return [i.id for i in result.items if i.kind == "chunk"]
+
+    assert len(sources(few)) == 1 and sources(many)[:1] == sources(few)
+    assert sources(many) == [c for c, _ in state.chunks][:3]
+    assert many.chunks[0] == few.chunks[0]
+
+
+def index_of_first_citing_entity(path: Path, state: State) -> dict[str, int]:
+    """Each ranked chunk's position of the first retrieved entity citing it."""
+    with open_index(path) as index:
+        nodes = index.store.get_nodes([h.id for h in state.nodes])
+    first: dict[str, int] = {}
+    for n, hit in enumerate(state.nodes):
+        for chunk_id in nodes[hit.id].sources:
+            first.setdefault(chunk_id, n)
+    return first
+
+
 def test_answers_need_an_llm_with_one_clear_line(
     tmp_path_factory, minilm, harbour_index, monkeypatch, capsys
 ):

@@ -344,7 +344,8 @@ def test_method_defaults_and_options():
     cls = get_method("g-retriever")
     cls.check()
     config = cls.Config()
-    assert (config.top_k, config.topk_e, config.cost_e, config.pruning) == (4, 2, 0.5, "gw")
+    defaults = (config.prize_entities, config.topk_e, config.cost_e, config.pruning)
+    assert defaults == (3, 2, 0.5, "gw")  # the framework's GR.yaml (prizes: its top_k 3)
     assert cls.query_llm == "optional" and cls.generation == "direct"
     with pytest.raises(ConfigError):
         cls.Config(pruning="best")
@@ -370,6 +371,16 @@ def test_retrieval_is_offline_and_ranks_the_trees_sources(harbour, minilm, monke
     assert set(flipped.chunks) == set(result.chunks)
     tree = state.subgraph["steiner"]
     assert [n.id for n in state.nodes] == tree["nodes"] and len(tree["pairs"]) >= 1
+
+
+def test_the_query_top_k_changes_neither_the_prizes_nor_the_tree(harbour, minilm):
+    with GraphIndex.open(harbour, embedder=minilm, progress=False) as index:
+        five = index.retrieve(QUESTION, "g-retriever", top_k=5)
+        ten = index.retrieve(QUESTION, "g-retriever", top_k=10)
+    assert five.chunks[:5] == ten.chunks[:5] and five.chunks
+    assert five.trace[1]["name"] == "node.vdb"
+    assert five.trace[1]["params"] == ten.trace[1]["params"] == {"k": 3}
+    assert five.trace[1]["added"] == ten.trace[1]["added"]
 
 
 def test_direct_answer_describe_and_listing(harbour, minilm, capsys):

@@ -153,6 +153,17 @@ def test_default_build_and_query_use_the_recommended_method(default_index, minil
         assert first in index.query(QUESTION, top_k=2).passages
 
 
+def test_the_query_top_k_only_cuts_the_passages(default_index, minilm):
+    with GraphIndex(default_index, embedder=minilm, progress=False) as index:
+        five = index.retrieve(QUESTION, "hybrid-ppr", top_k=5)
+        ten = index.retrieve(QUESTION, "hybrid-ppr", top_k=10)
+    assert five.chunks[:5] == ten.chunks[:5] and five.chunks
+    # Every step but the final cut ran with the same parameters.
+    steps = [[(t["name"], t["params"]) for t in r.trace] for r in (five, ten)]
+    assert steps[0][-2] == ("chunk.evidence", {"k": 5}) and steps[1][-2][1] == {"k": 10}
+    assert steps[0][:-2] == steps[1][:-2] and steps[0][-1] == steps[1][-1]
+
+
 def test_an_index_without_the_recommended_method_queries_its_first(tmp_path, minilm):
     with GraphIndex(tmp_path / "i", embedder=minilm, progress=False) as index:
         index.insert(_docs("harbour", "mayor"), methods=["bm25", "vanilla"])

@@ -405,23 +405,24 @@ def onehop_of_bell(kg) -> State:
 @covers("chunk.occurrence")
 def test_occurrence_paper_counts_relationships_whose_ends_share_a_chunk(kg):
     state = onehop_of_bell(kg)
-    op("chunk.occurrence", kg.res, state)
+    op("chunk.occurrence", kg.res, state, mode="paper")
     # Dara|Bell: both in d2. Bell|Cobb: d1, d2. Ada|Bell: d1. d1 and d2 score 2; d2
     # first (reached by the earlier relationship); d3 holds no pair and is not ranked.
     assert state.chunks == [(kg.d2, 2.0), (kg.d1, 2.0)]
-    op("chunk.occurrence", kg.res, state, k=1)
+    op("chunk.occurrence", kg.res, state, mode="paper", k=1)
     assert state.chunks == [(kg.d2, 2.0)]
     from hygraph.ingest.tokenizer import default_tokenizer
 
     tokens = {
         c: default_tokenizer().count(t) for c, t in kg.res.chunk_texts([kg.d1, kg.d2]).items()
     }
-    op("chunk.occurrence", kg.res, state, budget=tokens[kg.d2] + tokens[kg.d1])
+    op("chunk.occurrence", kg.res, state, mode="paper", budget=tokens[kg.d2] + tokens[kg.d1])
     assert [c for c, _ in state.chunks] == [kg.d2, kg.d1]
-    op("chunk.occurrence", kg.res, state, budget=tokens[kg.d2] + tokens[kg.d1] - 1)
+    op("chunk.occurrence", kg.res, state, mode="paper",
+       budget=tokens[kg.d2] + tokens[kg.d1] - 1)  # fmt: skip
     assert [c for c, _ in state.chunks] == [kg.d2]
-    op("chunk.occurrence", kg.res, state, budget=1)
-    assert state.chunks == []
+    op("chunk.occurrence", kg.res, state, mode="paper", budget=1)
+    assert [c for c, _ in state.chunks] == [kg.d2]  # the first chunk is always kept
     with pytest.raises(ConfigError, match="occurrence mode"):
         op("chunk.occurrence", kg.res, state, mode="psychic")
 
@@ -469,10 +470,14 @@ QUESTION = "Where did the founder of Bell meet Eve?"
 def test_question_keywords_offline_rules(kg):
     state = state_with(QUESTION)
     op("question.keywords", kg.res, state, mode="offline")
+    # High-level: the content phrases and the names, in question order.
     assert state.subgraph["keywords"] == {
-        "low": ["Bell", "Eve"], "high": ["founder", "meet"], "source": "offline"}  # fmt: skip
+        "low": ["Bell", "Eve"], "high": ["founder", "Bell", "meet", "Eve"],
+        "source": "offline"}  # fmt: skip
     assert state.keywords == ["Bell", "Eve"]
     op("question.keywords", kg.res, state, mode="offline", keep="high")
+    assert state.keywords == ["founder", "Bell", "meet", "Eve"]
+    op("question.keywords", kg.res, state, mode="offline", keep="high", names=False)
     assert state.keywords == ["founder", "meet"]
     op("question.keywords", kg.res, state, mode="auto", keep="both")  # no LLM: the rules
     assert state.keywords == ["Bell", "Eve", "founder", "meet"]
@@ -491,10 +496,12 @@ def test_question_keywords_offline_rules(kg):
          ["Bell", "Eve"], ["founding"], "llm"),
         ('Here you go:\n```json\n{"Low-level keywords": "Bell, Eve", "High level": []}\n```',
          ["Bell", "Eve"], [], "llm"),
-        ("I cannot help with that.", ["Bell", "Eve"], ["founder", "meet"], "offline"),
+        ("I cannot help with that.", ["Bell", "Eve"], ["founder", "Bell", "meet", "Eve"],
+         "offline"),
         ('{"high_level_keywords": [], "low_level_keywords": []}',
-         ["Bell", "Eve"], ["founder", "meet"], "offline"),
-        ('{"keywords": ["Bell"]}', ["Bell", "Eve"], ["founder", "meet"], "offline"),
+         ["Bell", "Eve"], ["founder", "Bell", "meet", "Eve"], "offline"),
+        ('{"keywords": ["Bell"]}', ["Bell", "Eve"], ["founder", "Bell", "meet", "Eve"],
+         "offline"),
     ],
 )  # fmt: skip
 def test_question_keywords_from_the_llm_good_and_malformed_replies(

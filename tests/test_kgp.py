@@ -384,7 +384,9 @@ def test_method_is_registered_with_the_code_defaults():
     cls = get_method("kgp")
     cls.check()
     config = cls.Config()
-    assert (config.top_k, config.k_nei, config.depth, config.pg_min_shared) == (30, 3, 1, 2)
+    defaults = (config.seed_passages, config.k_nei, config.depth, config.pg_min_shared)
+    assert defaults == (10, 3, 1, 2)  # the framework seeds with top_k // nei_k = 30 // 3
+    assert (config.top_k, config.max_calls, config.context_passages) == (5, 10, 40)
     assert cls.layers == ("chunks", "tfidf", "passage-graph")
     assert cls.query_llm.startswith("required")
     assert parse_method_spec("kgp:select=tfidf,depth=2") == ("kgp", {"select": "tfidf",
@@ -395,6 +397,16 @@ def test_method_is_registered_with_the_code_defaults():
         cls.Config(max_calls=-1)
     with pytest.raises(ConfigError):
         cls.Config(candidates=0)
+
+
+def test_the_query_top_k_changes_neither_the_seeds_nor_the_walk(harbour, minilm):
+    with GraphIndex.open(harbour, embedder=minilm, llm=harbour_llm(), progress=False) as index:
+        five = index.retrieve(HARBOUR_QUESTION, "kgp", top_k=5)
+        ten = index.retrieve(HARBOUR_QUESTION, "kgp", top_k=10)
+    assert five.chunks[:5] == ten.chunks[:5] and len(five.chunks) >= 2
+    seeds = [r.trace[0]["params"]["k"] for r in (five, ten)]
+    assert five.trace[0]["name"] == "node.tfidf" and seeds == [10, 10]
+    assert five.trace[1]["params"] == ten.trace[1]["params"]
 
 
 def test_retrieval_without_an_llm_fails_with_one_line(harbour, minilm, monkeypatch, capsys):
@@ -412,7 +424,7 @@ def test_retrieval_without_an_llm_fails_with_one_line(harbour, minilm, monkeypat
 
 def test_query_through_the_index_with_costs(harbour, minilm):
     llm = harbour_llm()
-    method = "kgp:top_k=1"  # one seed, so that it has unread linked passages
+    method = "kgp:seed_passages=1"  # one seed, so that it has unread linked passages
     with GraphIndex.open(harbour, embedder=minilm, llm=llm, progress=False) as index:
         result = index.query(HARBOUR_QUESTION, method, answer=True)
         state = index.method(method).run(index.resources, HARBOUR_QUESTION)
@@ -436,7 +448,7 @@ def test_describe_and_listing(capsys):
 
     assert main(["methods", "--describe", "kgp"]) == 0
     out = capsys.readouterr().out
-    assert "chunk.kgp" in out and "k_nei" in out and "authors' code" in out
+    assert "chunk.kgp" in out and "seed_passages" in out and "[framework code]" in out
     assert main(["methods", "--json"]) == 0
     listing = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
     assert listing["kgp"]["query_llm"].startswith("required")
@@ -476,7 +488,7 @@ def test_llama_index_langchain_and_the_langgraph_tool(harbour, minilm):
 
     llm = harbour_llm()
     question = "Which vessel did the shipyard in Harrowby build?"  # not in the LLM cache yet
-    method = "kgp:top_k=1"
+    method = "kgp:seed_passages=1"
     with GraphIndex.open(harbour, embedder=minilm, llm=llm, progress=False) as opened:
         li = HyGraphIndex(graph_index=opened)
         nodes = li.as_retriever(method=method, similarity_top_k=2).retrieve(question)

@@ -69,47 +69,93 @@ def test_each_method_gives_lightrags_three_sections(built, minilm, method):
 def test_global_and_hybrid_reach_the_commander_through_relations(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
         state = index.method("lightrag-global:relation_top_k=2").run(index.resources, QUESTION)
-        # Offline keywords: the names are low-level, the rest of the question high-level.
+        # Offline keywords: the names are low-level; high-level are the question's content
+        # words with its names, in question order (a global search can meet the names).
         assert state.subgraph["keywords"] == {
-            "low": ["Gannet", "Reach"], "high": ["commanded"], "source": "offline"}  # fmt: skip
+            "low": ["Gannet", "Reach"], "high": ["commanded", "Gannet", "Reach"],
+            "source": "offline"}  # fmt: skip
         assert "ent:renna osk" in {m for r in state.relationships for m in r.data["members"]}
         found = index.query(QUESTION, "lightrag-global:relation_top_k=2")
         assert found.passages[0] == "expedition"
+        # The hybrid puts the local passages first (the framework's order), the global
+        # ones first on request.
         both = index.query(QUESTION, "lightrag-hybrid:relation_top_k=2,entity_top_k=2")
-        assert both.passages[0] == "expedition"
+        alone = index.query(QUESTION, "lightrag-local:entity_top_k=2")
+        assert both.passages[0] == alone.passages[0]
+        high = index.query(
+            QUESTION, "lightrag-hybrid:relation_top_k=2,entity_top_k=2,hybrid_first=high"
+        )
+        assert high.passages[0] == "expedition"
         # The local retrieval starts from the named entities instead.
         local = index.method("lightrag-local:entity_top_k=2").run(index.resources, QUESTION)
         assert [n.id for n in local.nodes] == ["ent:gannet", "ent:reach"]
 
 
-def test_hybrid_is_the_union_of_global_and_local(built, minilm):
+def test_hybrid_is_the_union_of_local_and_global(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
         opts = "entity_top_k=3,relation_top_k=3"
         hybrid = index.query(QUESTION, f"lightrag-hybrid:{opts}", budget=8000)
         parts = [index.query(QUESTION, f"lightrag-{m}:{opts}", budget=8000)
-                 for m in ("global", "local")]  # fmt: skip
+                 for m in ("local", "global")]  # fmt: skip
         interleaved = index.query(QUESTION, f"lightrag-hybrid:{opts},hybrid_order=interleave",
                                   budget=8000)  # fmt: skip
-        local_first = index.query(QUESTION, f"lightrag-hybrid:{opts},hybrid_first=low",
-                                  budget=8000)  # fmt: skip
+        high_first = index.query(QUESTION, f"lightrag-hybrid:{opts},hybrid_first=high",
+                                 budget=8000)  # fmt: skip
 
     def keys(result, kind):
         return [i.id for i in result.items if i.kind == kind]
 
+    def turns(one, two):  # one of each in turn, the rest of the longer list after
+        paired = [x for pair in zip(one, two, strict=False) for x in pair]
+        return paired + one[len(two) :] + two[len(one) :]
+
+    top_k = 4  # LightRAGConfig.top_k: no query above gives one
     for kind in ("entity", "relationship", "chunk"):
-        union = list(dict.fromkeys([*keys(parts[0], kind), *keys(parts[1], kind)]))
-        assert keys(hybrid, kind) == union  # high-level context first (LightRAG's code)
-        assert sorted(keys(interleaved, kind)) == sorted(union)
-        low = list(dict.fromkeys([*keys(parts[1], kind), *keys(parts[0], kind)]))
-        assert keys(local_first, kind) == low
+        local, glob = keys(parts[0], kind), keys(parts[1], kind)
+        # The local context first, as the framework's code merges (BasicQuery.py:28-33).
+        union = list(dict.fromkeys([*local, *glob]))
+        mixed = list(dict.fromkeys(turns(local, glob)))
+        high = list(dict.fromkeys([*glob, *local]))
+        if kind == "chunk":  # the merged passages are cut to the query's top_k
+            union, mixed, high = union[:top_k], mixed[:top_k], high[:top_k]
+        assert keys(hybrid, kind) == union
+        assert keys(interleaved, kind) == mixed
+        assert keys(high_first, kind) == high
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_top_k_changes_only_how_many_passages_come_back(built, minilm, method):
+    def sources(result):
+        return [i.id for i in result.items if i.kind == "chunk"]
+
+    def steps(result):  # every step but the final cut, with its parameters
+        return [(s["name"], s["params"]) for s in result.trace
+                if s["name"] not in ("chunk.evidence", "chunk.from_evidence")]  # fmt: skip
+
+    with GraphIndex(built, embedder=minilm, progress=False) as index:
+        few = index.query(QUESTION, method, top_k=1, budget=8000)
+        many = index.query(QUESTION, method, top_k=3, budget=8000)
+    assert len(sources(few)) == 1 and 1 <= len(sources(many)) <= 3
+    assert sources(many)[:1] == sources(few) and many.passages[0] == few.passages[0]
+    # Entities, relations and the chunk ranking itself do not depend on top_k.
+    assert steps(few) == steps(many)
+    for kind in ("entity", "relationship"):
+        assert [i.id for i in few.items if i.kind == kind] == [
+            i.id for i in many.items if i.kind == kind]  # fmt: skip
 
 
 def test_options_through_method_specs(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
-        paper = index.query(QUESTION, "lightrag-local", top_k=2)
-        code = index.query(QUESTION, "lightrag-local:occurrence=entity", top_k=2)
+        code = index.query(QUESTION, "lightrag-local", top_k=2)
+        paper = index.query(QUESTION, "lightrag-local:occurrence=paper", top_k=2)
+        similar = index.query(QUESTION, "lightrag-local:occurrence=similarity", top_k=2)
         assert len([i for i in paper.items if i.kind == "chunk"]) <= 2
-        assert code.chunks and paper.chunks
+        assert code.chunks and paper.chunks and similar.chunks
+        # The similarity pick ranks the entities' chunks by cosine to the question.
+        scores = [i.score for i in similar.items if i.kind == "chunk"]
+        assert scores == sorted(scores, reverse=True) and 0 < scores[0] <= 1
+        for option in ("relation_vdb_order=retrieval", "relation_chunks=similarity"):
+            assert index.query(QUESTION, f"lightrag-global:{option}").chunks, option
         ordered = index.query(QUESTION, "lightrag-local:relation_order=retrieval")
         assert ordered.items
         only = index.query(QUESTION, "lightrag-local:sections=chunks")

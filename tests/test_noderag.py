@@ -251,7 +251,7 @@ def test_build_makes_all_seven_types_with_nonempty_texts(built, minilm):
 
 def test_search_filters_types_and_respects_quotas(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
-        method = index.method("noderag:top_k=3,content_quota=2,relationship_quota=4")
+        method = index.method("noderag:entry_points=3,content_quota=2,relationship_quota=4")
         context = method.retrieve(
             index.resources, "Who commanded Gannet's Reach on the expedition?"
         )
@@ -277,6 +277,20 @@ def test_search_filters_types_and_respects_quotas(built, minilm):
         assert context.chunk_ranking()
 
 
+def test_the_query_top_k_changes_no_entry_point_or_walk(built, minilm):
+    question = "Who commanded Gannet's Reach on the expedition?"
+    with GraphIndex(built, embedder=minilm, progress=False) as index:
+        for name in ("noderag", "noderag-fused"):  # the same layer: one build serves both
+            method = index.method(name)
+            five, ten = (method.run(index.resources, question, k) for k in (5, 10))
+            ranking = five.context.chunk_ranking()
+            assert ranking[:5] == ten.context.chunk_ranking()[:5] and ranking, name
+            assert five.context.items == ten.context.items, name
+            steps = [[(t.name, t.params, t.added) for t in s.trace] for s in (five, ten)]
+            assert steps[0] == steps[1], name
+            assert steps[0][1][:2] == ("node.entries", {"k": 10, "types": "T+S+A+H"}), name
+
+
 def test_exact_entries_seed_the_walk(built, minilm):
     with GraphIndex(built, embedder=minilm, progress=False) as index:
         res = index.resources
@@ -288,7 +302,7 @@ def test_exact_entries_seed_the_walk(built, minilm):
         hits = run_step(res, state, method, "node.exact").subgraph["exact"]
         assert ent("Renna Osk") in hits
         # With only exact entries (no vector entries), PPR still reaches content nodes.
-        walked = NodeRAG({"top_k": 0}).run(res, question)
+        walked = NodeRAG({"entry_points": 0}).run(res, question)
         assert walked.nodes == [] and "subgraph.shallow_ppr" in ops(walked)
         picked, exact = walked.subgraph.get("picked", []), walked.subgraph["exact"]
         assert exact and picked and all(node_type(p) not in "NO" for p in picked)
@@ -301,7 +315,8 @@ def test_ablations(built, minilm):
         question = "Which shipyard built the vessel Renna Osk commanded?"
         res = index.resources
         plain = index.method("noderag:ppr=false").retrieve(res, question, 5)
-        assert len(plain.items) == 5 and all(i.metadata["via"] == "vector" for i in plain.items)
+        # The entry points (entry_points = 10), whatever the query's top_k.
+        assert len(plain.items) == 10 and all(i.metadata["via"] == "vector" for i in plain.items)
         no_exact = index.method("noderag:exact_entries=false").run(res, question)
         assert no_exact.subgraph.get("exact", []) == []
         assert "node.exact" not in ops(no_exact) and "question.entities" not in ops(no_exact)
@@ -313,7 +328,9 @@ def test_ablations(built, minilm):
         assert bare_view.adjacency.nnz < full_view.adjacency.nnz
         lazy = index.method("noderag:ppr_mode=lazy,cap_edge_weights=true").retrieve(res, question)
         assert lazy.items
-        t_only = index.method("noderag:entry_types=T,ppr=false").retrieve(res, question, 3)
+        t_only = index.method("noderag:entry_types=T,ppr=false,entry_points=3").retrieve(
+            res, question
+        )
         assert {i.kind for i in t_only.items} == {"chunk"}
 
 

@@ -29,6 +29,22 @@ def test_builtin_recipes_validate(name):
     get_method(name).check()
 
 
+#: Where a built-in recipe may read the query's top_k: the steps whose list is the
+#: passages (or, for RAPTOR, the tree nodes) that come back, never an internal depth.
+TOP_K_STEPS = {"chunk.evidence", "chunk.from_evidence", "chunk.vdb", "chunk.bm25",
+               "hirag.sources", "tree.collapsed", "tree.traverse"}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(METHOD_MODULES))
+def test_builtin_recipes_read_top_k_only_for_the_passages_returned(name):
+    for step in get_method(name).recipe:
+        for key, value in step.params.items():
+            if "$top_k" in (value if isinstance(value, list) else [value]):
+                assert step.op in TOP_K_STEPS and key == "k", (name, step.describe())
+            if step.op == "chunk.vdb" and value == "$top_k":  # the ranking returned, cut as is
+                assert step.params.get("into", "chunks") == "chunks", (name, step.describe())
+
+
 def test_yaml_recipe_runs_by_path_then_by_name(tmp_path, minilm, sample_path):
     with GraphIndex(tmp_path / "i", embedder=minilm, progress=False) as index:
         index.insert(_docs(sample_path), methods=[str(RECIPE)])

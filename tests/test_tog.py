@@ -183,7 +183,7 @@ def test_describe_names_every_default_source(capsys):
         info = describe(name)
         assert [f["name"] for f in info["fields"] if not f["source"]] == [], name
     sources = {f["name"]: f["source"] for f in describe("tog")["fields"]}
-    assert sources["depth"] == sources["width"] == "authors' code"
+    assert sources["depth"] == sources["width"] == "framework code"
     assert sources["query_entities"] == "paper" and sources["max_calls"] == "ours"
     assert main(["methods", "--describe", "tog"]) == 0
     out = capsys.readouterr().out

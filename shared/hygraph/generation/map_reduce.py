@@ -50,9 +50,10 @@ NO_ANSWER = "I cannot tell from the given material: no part of it helps answer t
 class MapReduceOptions:
     """How a map-reduce answer is made (a method's config carries the same fields)."""
 
-    map_budget: int = 16384  # reference code: global_max_token_for_community_report per map call
-    reduce_budget: int = 16384  # reference code: points' tokens kept for the reduce call
-    min_score: float = 0.0  # reference code: points scored above this are kept
+    map_budget: int = 16384  # framework: tokens per map call
+    #   (Config/QueryConfig.py:29 global_max_token_for_community_report)
+    reduce_budget: int = 16384  # framework: points' tokens kept for the reduce call
+    min_score: float = 0.0  # framework: points scored above this are kept
 
 
 @dataclass

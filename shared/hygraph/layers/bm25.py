@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 
 @dataclass
 class BM25LayerConfig(LayerConfig):
-    k1: float = 1.5  # bm25s default
-    b: float = 0.75  # bm25s default
-    stopwords: str = "en"  # as in the reference BM25 figures of the benchmark data
+    k1: float = 1.5  # library: term-frequency saturation (bm25s's default k1)
+    b: float = 0.75  # library: document-length normalisation (bm25s's default b)
+    stopwords: str = "en"  # ours: English stop words, as the benchmark data's BM25 figures
 
 
 def bm25s_module() -> Any:

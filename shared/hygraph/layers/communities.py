@@ -83,13 +83,13 @@ COMMUNITIES = CommunityScheme(
 class CommunityOptions:
     """How communities are detected and reported (a layer's config carries the same names)."""
 
-    max_cluster_size: int = 10  # GraphRAG's default max_cluster_size
-    leiden_resolution: float = 1.0  # GraphRAG's default: modularity at resolution 1
+    max_cluster_size: int = 10  # code: largest Leiden cluster (GraphRAG's max_cluster_size)
+    leiden_resolution: float = 1.0  # code: modularity at resolution 1 (GraphRAG's default)
     seed: int = 0  # ours: a rebuild gives the same hierarchy
     largest_component: bool = False  # ours: every component (HiRAG's code: the largest only)
-    community_reports: bool = True  # paper (GraphRAG, HiRAG): a report per community
+    community_reports: bool = True  # paper: a report per community (GraphRAG, HiRAG)
     report_words: int = 120  # ours: length of an extractive report's summary
-    report_context_tokens: int = 32768  # authors' code (HiRAG): the report prompt's data budget
+    report_context_tokens: int = 32768  # code: the report prompt's data budget (HiRAG's code)
     report_llm: bool = True  # ours: LLM reports when an LLM is configured (else extractive)
 
 

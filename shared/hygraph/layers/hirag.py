@@ -92,26 +92,27 @@ DEFAULT_META_TYPES = (
 class HiragBuildOptions(CommunityOptions):
     """How the hierarchy is built (spec 001 §3.10); a method config carries the same names."""
 
-    max_clusters: int = 50  # authors' code: BIC over 1..min(N, 50) - 1 components
-    assignment: str = "soft"  # soft (authors' code, p > threshold) | hard (paper's partition)
-    cluster_threshold: float = 0.1  # authors' code: soft-assignment posterior threshold
-    reduction: str = "auto"  # authors' code: umap (needs umap-learn); auto: umap, else pca
-    reduce_dim: int = 2  # authors' code: UMAP to 2 dimensions
-    cluster_seed: int = 0  # authors' code: GMM random_state
-    bic_tolerance: float = 1e-3  # authors' code: BIC search stops at this relative change
-    cluster_text: str = "profile"  # profile: description / relation statements (spec §9 #5) | index
+    max_clusters: int = 50  # code: BIC over 1..min(N, 50) - 1 components
+    assignment: str = "soft"  # code: soft (p > threshold) | hard (the paper's partition)
+    cluster_threshold: float = 0.1  # code: soft-assignment posterior threshold
+    reduction: str = "auto"  # code: umap (needs umap-learn); auto: umap, else pca
+    reduce_dim: int = 2  # code: UMAP to 2 dimensions
+    cluster_seed: int = 0  # code: GMM random_state
+    bic_tolerance: float = 1e-3  # code: BIC search stops at this relative change
+    cluster_text: str = "profile"  # code: profile: description / relation statements
+    #   (spec 001 §9 #5) | index
     profile_words: int = 60  # ours: an entity's profile when the extraction gave no description
     sparsity_epsilon: float = 0.05  # paper: ε = 5% on the change rate of cluster sparsity
-    max_layers: int = 50  # authors' code
-    max_sparsity: float = 1.0  # authors' code stops at CS >= 0.98; 1.0 = off (paper's rule only)
-    min_layer_entities: int = 0  # authors' code: 2 (stop after a layer of <= 2); 0 = off
-    meta_types: str = DEFAULT_META_TYPES  # authors' code: the meta summary types X
+    max_layers: int = 50  # code: most layers built
+    max_sparsity: float = 1.0  # paper: its rule only, 1.0 = off (the code stops at CS >= 0.98)
+    min_layer_entities: int = 0  # paper: off (the code: 2, stops after a layer of <= 2)
+    meta_types: str = DEFAULT_META_TYPES  # code: the meta summary types X
     summary_words: int = 100  # ours: length of an extractive summary entity's description
-    cluster_token_cap: int = 60000  # authors' code: tokens per cluster prompt (downsampled)
-    link_all_members: bool = True  # spec §9 #9: members without an up-link get one
+    cluster_token_cap: int = 60000  # code: tokens per cluster prompt (downsampled)
+    link_all_members: bool = True  # paper: members without an up-link get one (spec 001 §9 #9)
     summary_llm: bool = True  # ours: LLM summary entities when an LLM is configured
-    seed: int = 0xDEADBEEF  # authors' code: Leiden random seed
-    largest_component: bool = True  # authors' code: Leiden on the largest connected component
+    seed: int = 0xDEADBEEF  # code: Leiden random seed
+    largest_component: bool = True  # code: Leiden on the largest connected component
 
     @property
     def meta_type_list(self) -> list[str]:

@@ -8,6 +8,19 @@ Built-in methods are found by name through :data:`METHOD_MODULES` (imported on f
 use); ``@register`` adds any other, and a YAML or JSON recipe file registers itself
 (:mod:`hygraph.methods.recipes`). Registered methods appear in the CLI, the benchmark
 and both framework integrations with no further code.
+
+**``top_k`` and depths.** ``top_k`` (a query's, else the config's) is only how many
+passages come back: the final ``chunk.evidence`` ``k`` or the final cut of the passage
+list. Every internal depth (seed passages, entry points, prize nodes, entities
+searched, dense passages seeding a walk, ...) is a config field of its own with its
+reference value as default, so asking for more passages never changes how a method
+retrieves (:mod:`hygraph.operators.recipe` states the rule and its one allowance).
+
+**Source tags.** Each config field's comment starts with where its default comes from,
+then a colon, the meaning and the exact reference in parentheses: ``paper:``, ``code:``
+(the method authors' code), ``framework:`` (the unified framework's code,
+JayLZhou/GraphRAG), ``ours:`` or ``library:`` (a library's default). ``hygraph methods
+--describe`` shows them (:mod:`hygraph.methods.describe`).
 """
 
 from __future__ import annotations
@@ -31,7 +44,11 @@ if TYPE_CHECKING:
 class MethodConfig:
     """Base of every method's configuration."""
 
-    top_k: int = 5
+    #: Tagged source comments of fields declared without source code (a recipe file's
+    #: options), which ``--describe`` reads where a comment in the code would be.
+    field_comments: ClassVar[dict[str, str]] = {}
+
+    top_k: int = 5  # ours: passages returned, the final cut (a query's top_k replaces it)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -15,7 +15,7 @@ from hygraph.operators.recipe import Step
 
 @dataclass
 class BM25Config(MethodConfig, BM25LayerConfig):
-    top_k: int = 5
+    top_k: int = 5  # ours: passages returned (as vanilla)
 
 
 @register

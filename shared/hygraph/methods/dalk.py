@@ -46,16 +46,16 @@ from hygraph.operators.recipe import Step
 class DALKConfig(MethodConfig):
     """DALK in the unified framework (spec 002 §4.4, §4.6); the spec sets no numbers."""
 
-    top_k: int = 5  # passages shown with passages=true (our choice, as vanilla)
+    top_k: int = 5  # ours: passages shown with passages=true (as vanilla)
     query_entities: str = "llm"  # paper: Q entities by LLM (spec §1.1) | auto | offline | question
-    max_hops: int = 3  # our choice: hops per path (the spec's KhopPath leaves k open)
-    paths_per_pair: int = 1  # our choice: shortest paths per step (spec: "a k-hop path")
-    path_candidates: int = 20  # our choice: paths shown to the path filter at most
-    path_top_k: int = 5  # our choice: paths the filter keeps at most
-    neighbour_candidates: int = 30  # our choice: neighbours shown to the entity filter
-    neighbour_top_k: int = 5  # our choice: neighbours the filter keeps at most
-    max_calls: int = 4  # our choice: agent calls per query (the two filters need 2)
-    max_tokens: int = 30000  # our choice: agent tokens per query (the paper averages 2.5-4.7k)
+    max_hops: int = 3  # ours: hops per path (the spec's KhopPath leaves k open)
+    paths_per_pair: int = 1  # ours: shortest paths per step (spec: "a k-hop path")
+    path_candidates: int = 20  # ours: paths shown to the path filter at most
+    path_top_k: int = 5  # ours: paths the filter keeps at most
+    neighbour_candidates: int = 30  # ours: neighbours shown to the entity filter
+    neighbour_top_k: int = 5  # ours: neighbours the filter keeps at most
+    max_calls: int = 4  # ours: agent calls per query (the two filters need 2)
+    max_tokens: int = 30000  # ours: agent tokens per query (the paper averages 2.5-4.7k)
     passages: bool = False  # paper: graph structure only (spec §4.6); true adds chunk texts
 
     def __post_init__(self) -> None:

@@ -4,8 +4,8 @@ G-Retriever (He et al., "G-Retriever: Retrieval-Augmented Generation for Textual
 Understanding and Question Answering", NeurIPS 2024) as the unified framework runs it
 (spec 002 §4.4 S2, §4.6: ``VDB (node) + VDB (relationship) → Steiner``, direct answer):
 
-1. the ``top_k`` entities nearest to the question vector (node VDB, the
-   ``entity-vectors`` layer) get prizes ``top_k, ..., 1``;
+1. the ``prize_entities`` (3, the framework's ``top_k``) entities nearest to the
+   question vector (node VDB, the ``entity-vectors`` layer) get prizes ``3, ..., 1``;
 2. the relation edges nearest to it (relationship VDB, the ``relation-vectors`` layer)
    holding the ``topk_e`` highest similarities get prizes ``topk_e, ..., 1``;
 3. a prize-collecting Steiner tree over the whole relation graph, every edge costing
@@ -27,7 +27,8 @@ passages (spec §4.6 notes this costs it on document QA).
 read one): the chunks the tree's relations were extracted from, in subgraph order
 (prized entities and relations first, then the rest of the tree breadth first), then
 the chunks mentioning the tree's entities; ``passage_rank="entities+relationships"``
-puts the entities' first. This measures the PCST stage on its own.
+puts the entities' first. This measures the PCST stage on its own. The query's
+``top_k`` changes neither the prizes nor the tree.
 """
 
 from __future__ import annotations
@@ -47,11 +48,15 @@ TITLES = {"entities": "Entities", "relationships": "Relationships"}
 class GRetrieverConfig(MethodConfig):
     """G-Retriever's options (spec 002 §4.4 S2; G-Retriever's ``retrieval_via_pcst``)."""
 
-    top_k: int = 4  # prized entities (prizes k..1): the paper's k for every top-k (spec §1.3)
-    topk_e: int = 2  # relationship similarities holding prizes: reference code GR config
-    cost_e: float = 0.5  # cost of each edge of the tree: reference code GR config
-    edge_candidates: int = 10  # ours: relationships searched, so ties at the topk_e-th value count
-    pruning: str = "gw"  # pcst_fast pruning: G-Retriever's code uses gw
+    top_k: int = 5  # ours: not read: the context is the tree (passage ranking: docstring)
+    prize_entities: int = 3  # framework: entities nearest to the question, prizes k..1
+    #   (Option/Method/GR.yaml:55 top_k 3, read at Core/Query/GRQuery.py:180 and given
+    #   prizes at :96; the 002 paper's k is 4 for every top-k, spec §1.3)
+    topk_e: int = 2  # framework: relation similarities holding prizes (Option/Method/GR.yaml:57)
+    cost_e: float = 0.5  # framework: cost of each edge of the tree (Option/Method/GR.yaml:58)
+    edge_candidates: int = 10  # ours: relations searched, so ties at the topk_e-th value count
+    pruning: str = "gw"  # code: pcst_fast pruning (G-Retriever's retrieval_via_pcst;
+    #   the framework's Core/Query/GRQuery.py:89 too)
     passage_rank: str = "relationships+entities"  # ours: see the module docstring
 
     def __post_init__(self) -> None:
@@ -62,8 +67,8 @@ class GRetrieverConfig(MethodConfig):
             raise ConfigError(
                 f"passage_rank takes {'+'.join(RANK_PARTS)}, not {self.passage_rank!r}"
             )
-        if self.cost_e < 0 or self.topk_e < 0:
-            raise ConfigError("cost_e and topk_e must not be negative")
+        if self.cost_e < 0 or self.topk_e < 0 or self.prize_entities < 0:
+            raise ConfigError("cost_e, topk_e and prize_entities must not be negative")
 
 
 @register
@@ -76,7 +81,7 @@ class GRetriever(Method):
     layers = ("chunks", "entity-vectors", "relation-vectors")
     recipe = (
         Step("question.embed"),
-        Step("node.vdb", {"k": "$top_k"}),
+        Step("node.vdb", {"k": "$prize_entities"}),
         Step("relationship.relation_vdb", {"k": "$edge_candidates"}),
         Step("subgraph.steiner", {"topk_e": "$topk_e", "cost_e": "$cost_e",
                                   "pruning": "$pruning"}),

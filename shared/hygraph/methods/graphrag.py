@@ -7,10 +7,20 @@ report embedded). Spec 002 §4.6 gives the pipelines:
 
 * ``graphrag-local`` (LGraphRAG): entities nearest the question (node VDB) → every
   relation at them, by (edge degree, weight) within a budget (relationship Onehop) →
-  the chunks where both ends of those relations occur (chunk Occurrence; the
-  reference code's entity variant is ``occurrence=entity``) → the communities holding
-  the entities, by (entities held, rating), levels ≤ 2, within 3,200 report tokens
-  (community Entity). Direct answer.
+  the entities' own chunks in entity order, each entity's chunks by how many of its
+  neighbours also occur in them (chunk Occurrence as the framework's code does it,
+  JayLZhou/GraphRAG 4e87938 Core/Query/BasicQuery.py:59-74 with
+  Core/Retriever/ChunkRetriever.py:18-77, and as Microsoft GraphRAG's local search
+  does, graphrag/query/structured_search/local_search/mixed_context.py
+  ``_build_text_unit_context``, sorted by (entity order, -relationships) at 0358330;
+  ``occurrence=similarity`` ranks the same chunks by cosine to the question, current
+  LightRAG's pick; ``occurrence=paper`` by the number of relations with both ends in a
+  chunk, the paper's wording of spec §4.3 C3, which no reference code implements) →
+  the communities holding the entities, by (entities held, rating), levels ≤ 2, within
+  3,200 report tokens (community Entity). Direct answer. The framework searches
+  ``retriever.top_k`` = 5 entities (Option/Method/LGraphRAG.yaml:58; Core/GraphRAG.py:
+  180-182 hands the retriever section to the retrievers, which read it at
+  Core/Retriever/EntitiyRetriever.py:38-40).
 * ``graphrag-global`` (GGraphRAG): every community at levels ≤ 2, by occurrence,
   at most 512, rating ≥ 0 (community Layer) → map-reduce answer over their reports.
 * ``vgraphrag`` (VGraphRAG, spec §5.2): node VDB → relationship Onehop as LGraphRAG,
@@ -55,7 +65,7 @@ SECTION_TITLES = {
     "relationships": "Relationships",
     "chunks": "Sources",
 }
-OCCURRENCE_MODES = ("paper", "entity")
+OCCURRENCE_MODES = ("entity", "similarity", "paper")
 LAYER_ORDERS = ("occurrence", "vector")
 MAP_REDUCE_LLM = "map-reduce answer (calls per group + 1); retrieval needs none"
 
@@ -74,18 +84,20 @@ def _check_sections(config: object, names: tuple[str, ...]) -> None:
 
 @dataclass
 class LocalConfig(MethodConfig):
-    """LGraphRAG's options (spec 002 §4.5-4.6; the reference code's local search)."""
+    """LGraphRAG's options (spec 002 §4.5-4.6; the framework's local search)."""
 
-    top_k: int = 4  # chunks (Occurrence / chunk VDB): the paper's k for every top-k (spec §1.3)
-    entity_top_k: int = 20  # entities by vector: reference code QueryConfig.top_k
-    relation_budget: int = 4800  # relation tokens: reference code local_max_token_for_local_context
-    chunk_budget: int = 4000  # source tokens: reference code local_max_token_for_text_unit
-    report_budget: int = 3200  # report tokens: reference code local_max_token_for_community_report
-    level: int = 2  # Leiden levels 0..level searched: reference code level
-    occurrence: str = "paper"  # paper (spec §4.3): relation ends co-occur | entity: a variant
-    single_community: bool = False  # reference code local_community_single_one
-    sections: str = "communities+entities+relationships+chunks"  # reference code context order
-    passage_rank: str = "chunks+relationships+entities+communities"  # ours: module docstring
+    top_k: int = 4  # paper: passages returned, the final cut (spec §1.3: k = 4 for every top-k)
+    entity_top_k: int = 5  # framework: entities by vector (LGraphRAG.yaml:58 retriever.top_k)
+    chunk_top_k: int = 0  # framework: chunks kept, 0: chunk_budget only (ChunkRetriever.py:70-74)
+    related_chunks: int = 5  # code: similarity keeps this × entities / 2 (LightRAG constants.py:63)
+    relation_budget: int = 4800  # framework: relation tokens (LGraphRAG.yaml:59 retriever)
+    chunk_budget: int = 4000  # framework: source tokens (RetrieverConfig.py:18, LGraphRAG.yaml:72)
+    report_budget: int = 3200  # framework: report tokens (LGraphRAG.yaml:79)
+    level: int = 2  # framework: Leiden levels 0..level searched (LGraphRAG.yaml:66)
+    occurrence: str = "entity"  # framework: entities' chunks (ChunkRetriever.py:67) | similarity
+    single_community: bool = False  # framework: keep one report (LGraphRAG.yaml:80)
+    sections: str = "communities+entities+relationships+chunks"  # framework: ctx (BasicQuery.py:49)
+    passage_rank: str = "chunks+relationships+entities+communities"  # ours: rank (module docstring)
 
     def __post_init__(self) -> None:
         if self.occurrence not in OCCURRENCE_MODES:
@@ -97,14 +109,14 @@ class LocalConfig(MethodConfig):
 class VGraphConfig(MethodConfig):
     """VGraphRAG's options (spec 002 §5.2): LGraphRAG's, with reports and chunks by vector."""
 
-    top_k: int = 4  # chunks by vector: the paper's k for every top-k (spec §1.3)
-    entity_top_k: int = 20  # entities by vector: as LGraphRAG, reference code QueryConfig.top_k
-    community_top_k: int = 4  # reports by vector: the paper's k (spec §1.3)
-    relation_budget: int = 4800  # relation tokens: reference code local_max_token_for_local_context
-    chunk_budget: int = 4000  # source tokens: reference code local_max_token_for_text_unit
-    report_budget: int = 3200  # report tokens: reference code local_max_token_for_community_report
-    sections: str = "communities+entities+relationships+chunks"  # reference code context order
-    passage_rank: str = "chunks+relationships+entities+communities"  # ours: module docstring
+    top_k: int = 4  # paper: chunks by vector, passages returned (spec §1.3 k = 4, §5.2 step 3)
+    entity_top_k: int = 5  # framework: as LGraphRAG (spec §5.2 step 1; LGraphRAG.yaml:58)
+    community_top_k: int = 4  # paper: reports by vector (spec §1.3 k = 4, §5.2 step 2)
+    relation_budget: int = 4800  # framework: as LGraphRAG (LGraphRAG.yaml:59 retriever)
+    chunk_budget: int = 4000  # framework: as LGraphRAG (RetrieverConfig.py:18)
+    report_budget: int = 3200  # framework: as LGraphRAG (LGraphRAG.yaml:79)
+    sections: str = "communities+entities+relationships+chunks"  # framework: ctx (BasicQuery.py:49)
+    passage_rank: str = "chunks+relationships+entities+communities"  # ours: rank (module docstring)
 
     def __post_init__(self) -> None:
         _check_sections(self, ("sections", "passage_rank"))
@@ -114,11 +126,11 @@ class VGraphConfig(MethodConfig):
 class GlobalConfig(MethodConfig, MapReduceOptions):
     """GGraphRAG's options (spec 002 §4.5 M2, §6.2; reference code)."""
 
-    top_k: int = 4  # unused by retrieval (Layer takes whole levels); the paper's k (spec §1.3)
-    level: int = 2  # Leiden levels 0..level: reference code level (the paper: the top layers)
-    min_rating: float = 0.0  # reference code global_min_community_rating
-    max_communities: int = 512  # reference code global_max_consider_community
-    order: str = "occurrence"  # reference code: by occurrence | vector: by report similarity
+    top_k: int = 4  # paper: unused by retrieval, Layer takes whole levels (spec §1.3 k = 4)
+    level: int = 2  # framework: Leiden levels 0..level (GGraphRAG.yaml:66; paper: the top layers)
+    min_rating: float = 0.0  # framework: lowest report rating kept (GGraphRAG.yaml:83)
+    max_communities: int = 512  # framework: communities considered at most (GGraphRAG.yaml:84)
+    order: str = "occurrence"  # framework: by occurrence (CommunityRetriever.py:75-98) | vector
 
     def __post_init__(self) -> None:
         if self.order not in LAYER_ORDERS:
@@ -129,13 +141,13 @@ class GlobalConfig(MethodConfig, MapReduceOptions):
 class CheapConfig(MethodConfig, MapReduceOptions):
     """CheapRAG's options (spec 002 §5.3, §6.3)."""
 
-    top_k: int = 4  # chunks by vector: the paper's k (spec §1.3)
-    community_top_k: int = 4  # reports by vector: the paper's k (spec §1.3)
+    top_k: int = 4  # paper: chunks by vector, passages returned (spec §1.3 k = 4, §5.3 step 2)
+    community_top_k: int = 4  # paper: reports by vector (spec §1.3 k = 4, §5.3 step 1)
     map_budget: int = 0  # paper: a partial answer per community and per chunk (spec §6.3)
-    report_budget: int = 3200  # ours: report tokens in the context, as LGraphRAG's code
-    chunk_budget: int = 4000  # ours: source tokens in the context, as LGraphRAG's code
-    sections: str = "communities+chunks"  # ours: reports, then sources
-    passage_rank: str = "chunks+communities"  # ours: see the module docstring
+    report_budget: int = 3200  # ours: report tokens in the context (as LGraphRAG.yaml:79)
+    chunk_budget: int = 4000  # ours: source tokens in the context (as RetrieverConfig.py:18)
+    sections: str = "communities+chunks"  # ours: reports, then sources (module docstring)
+    passage_rank: str = "chunks+communities"  # ours: passage order (module docstring)
 
     def __post_init__(self) -> None:
         _check_sections(self, ("sections", "passage_rank"))
@@ -166,15 +178,16 @@ EVIDENCE = (
 
 @register
 class GraphRAGLocal(Method):
-    """LGraphRAG: entities → their relations → co-occurrence chunks → their communities."""
+    """LGraphRAG: entities → their relations → the entities' chunks → their communities."""
 
     name = "graphrag-local"
     Config = LocalConfig
-    description = "GraphRAG local: vector entities, their relations, co-occurrence chunks, reports"
+    description = "GraphRAG local: vector entities, their relations, the entities' chunks, reports"
     layers = ("chunks", "entity-vectors", "communities")
     recipe = (
         *ENTITIES,
-        Step("chunk.occurrence", {"k": "$top_k", "mode": "$occurrence", "budget": "$chunk_budget"}),
+        Step("chunk.occurrence", {"k": "$chunk_top_k", "mode": "$occurrence",
+                                  "budget": "$chunk_budget", "related": "$related_chunks"}),
         Step("community.entity", {"level": "$level", "budget": "$report_budget",
                                   "single": "$single_community"}),
         *EVIDENCE,

@@ -74,17 +74,20 @@ def _check(config: MethodConfig) -> None:
 class HippoRAGConfig(MethodConfig):
     """HippoRAG in the unified framework; defaults from spec 002 and the HippoRAG paper."""
 
-    top_k: int = 5  # passages (our choice, as vanilla; the framework's top-k is 4-5, spec §1.3)
-    query_entities: str = "auto"  # auto: LLM in retrieval, else rules (paper: LLM) | llm | offline
-    damping: float = 0.1  # P(follow an edge); reference code passes 0.1 to igraph (spec §4.1 N3)
-    specificity: bool = True  # node specificity 1/|chunks| on the restart (paper §2.2)
-    synonyms: bool = True  # walk synonym edges between similar entities (paper §2.2)
-    synonym_threshold: float = 0.8  # τ for synonym edges (paper)
-    synonym_max: int = 100  # synonyms per entity at most (reference code, HippoRAG 2)
-    synonym_min_chars: int = 3  # names shorter in letters/digits get none (reference code)
-    synonym_numbers: bool = True  # names whose numbers differ are not synonyms (ours)
-    entity_top_k: int = 10  # entities kept in state.nodes after the walk (our choice)
-    relationship_top_k: int = 20  # relationships kept after the aggregator (our choice)
+    top_k: int = 5  # ours: passages returned (as vanilla; the framework's top-k: 4-5, §1.3)
+    query_entities: str = "auto"  # ours: auto: LLM in retrieval, else rules (paper: LLM)
+    #   | llm | offline
+    damping: float = 0.1  # framework: P(follow an edge), passed to igraph
+    #   (Option/Method/HippoRAG.yaml:48, Core/Graph/BaseGraph.py:434; spec 002 §4.1 N3)
+    specificity: bool = True  # paper: node specificity 1/|chunks| on the restart (§2.2)
+    synonyms: bool = True  # paper: walk synonym edges between similar entities (§2.2)
+    synonym_threshold: float = 0.8  # paper: τ for synonym edges (HippoRAG §2.2)
+    synonym_max: int = 100  # code: synonyms per entity at most (HippoRAG 2's HippoRAG.py:1007)
+    synonym_min_chars: int = 3  # code: names shorter in letters/digits get none
+    #   (HippoRAG 2's HippoRAG.py:1002)
+    synonym_numbers: bool = True  # ours: names whose numbers differ are not synonyms
+    entity_top_k: int = 10  # ours: entities kept in state.nodes after the walk
+    relationship_top_k: int = 20  # ours: relationships kept after the aggregator
 
     def __post_init__(self) -> None:
         _check(self)
@@ -122,15 +125,18 @@ class HippoRAG(Method):
 class FastGraphRAGConfig(MethodConfig):
     """FastGraphRAG in the unified framework; defaults from spec 002 (reference code)."""
 
-    top_k: int = 5  # passages (our choice, as vanilla; the framework's top-k is 4-5, spec §1.3)
-    query_entities: str = "auto"  # auto: LLM in retrieval, else rules (paper: LLM) | llm | offline
-    damping: float = 0.1  # P(follow an edge); reference code passes 0.1 to igraph (spec §4.1 N3)
-    entity_vdb_k: int = 8  # entities nearest to the question added to the restart (reference code)
-    synonyms: bool = False  # FastGraphRAG walks no synonym edges (spec §2.2 TKG)
-    entity_top_k: int = 10  # entities shown after the walk (our choice)
-    relationship_top_k: int = 20  # relationships shown after the aggregator (our choice)
-    entity_budget: int = 1000  # tokens of the entity section (our choice)
-    relationship_budget: int = 1000  # tokens of the relationship section (our choice)
+    top_k: int = 5  # ours: passages returned (as vanilla; the framework's top-k: 4-5, §1.3)
+    query_entities: str = "auto"  # ours: auto: LLM in retrieval, else rules (paper: LLM)
+    #   | llm | offline
+    damping: float = 0.1  # framework: P(follow an edge), passed to igraph
+    #   (Option/Method/HippoRAG.yaml:48, Core/Graph/BaseGraph.py:434; spec 002 §4.1 N3)
+    entity_vdb_k: int = 8  # framework: entities nearest to the question added to the restart
+    #   (Config/RetrieverConfig.py:9 top_k_entity_for_ppr, Core/Retriever/BaseRetriever.py:62)
+    synonyms: bool = False  # paper: FastGraphRAG walks no synonym edges (spec 002 §2.2 TKG)
+    entity_top_k: int = 10  # ours: entities shown after the walk
+    relationship_top_k: int = 20  # ours: relationships shown after the aggregator
+    entity_budget: int = 1000  # ours: tokens of the entity section
+    relationship_budget: int = 1000  # ours: tokens of the relationship section
 
     def __post_init__(self) -> None:
         _check(self)
@@ -168,19 +174,22 @@ class FastGraphRAG(Method):
 class HippoRAG2Config(MethodConfig):
     """HippoRAG 2; defaults from the paper and the authors' code (HippoRAG.py)."""
 
-    top_k: int = 5  # passages (our choice, as vanilla)
-    link_top_k: int = 5  # facts linked, and seed entities kept (reference code linking_top_k)
-    recognition: str = "auto"  # auto (LLM in retrieval) | llm | off: the fact filter (paper §3)
-    unfiltered_top_k: int = 3  # facts kept when no filter ran (ours: MuSiQue q1-50, see docs)
-    damping: float = 0.5  # P(follow an edge) (paper; reference code)
-    passage_weight: float = 0.05  # restart weight of dense passages (reference code)
-    passage_pool: int = 0  # passages seeded, densest first; 0 = all (reference code)
-    specificity: bool = True  # fact score / chunks of the entity (reference code)
-    synonyms: bool = True  # walk synonym edges between similar entities (paper)
-    synonym_threshold: float = 0.8  # τ for synonym edges (paper)
-    synonym_max: int = 100  # synonyms per entity at most (reference code)
-    synonym_min_chars: int = 3  # names shorter in letters/digits get none (reference code)
-    synonym_numbers: bool = True  # names whose numbers differ are not synonyms (ours)
+    top_k: int = 5  # ours: passages returned (as vanilla)
+    link_top_k: int = 5  # code: facts linked, and seed entities kept
+    #   (src/hipporag/utils/config_utils.py:184 linking_top_k)
+    recognition: str = "auto"  # paper: the fact filter (§3): auto (LLM in retrieval) | llm | off
+    unfiltered_top_k: int = 3  # ours: facts kept when no filter ran (MuSiQue q1-50, see docs)
+    damping: float = 0.5  # paper: P(follow an edge) (and the code: config_utils.py:192)
+    passage_weight: float = 0.05  # code: restart weight of dense passages
+    #   (config_utils.py:91 passage_node_weight)
+    passage_pool: int = 0  # code: passages seeded, densest first; 0 = all (HippoRAG.py:1629-33)
+    specificity: bool = True  # code: fact score / chunks of the entity (HippoRAG.py:1600-01)
+    synonyms: bool = True  # paper: walk synonym edges between similar entities
+    synonym_threshold: float = 0.8  # paper: τ for synonym edges (HippoRAG §2.2)
+    synonym_max: int = 100  # code: synonyms per entity at most (HippoRAG 2's HippoRAG.py:1007)
+    synonym_min_chars: int = 3  # code: names shorter in letters/digits get none
+    #   (HippoRAG 2's HippoRAG.py:1002)
+    synonym_numbers: bool = True  # ours: names whose numbers differ are not synonyms
 
     def __post_init__(self) -> None:
         if self.recognition not in ("auto", "llm", "off"):

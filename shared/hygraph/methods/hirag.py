@@ -57,17 +57,18 @@ class HiragMethodConfig(MethodConfig, HiragBuildOptions):
 
     top_k: int = 10  # ours: source chunks listed (the authors' code caps them by tokens only)
     top_entities: int = 20  # paper: n, the local entities
-    key_entities: int = 10  # authors' code: m, key entities per community (spec §9 #15)
-    candidate_pool: int = 200  # authors' code: 10 × n candidates for the key entities
-    similarity_threshold: float = 0.2  # authors' code: entity hits at or below this cosine drop
-    max_community_level: int = 2  # authors' code: Leiden levels used at query time
-    key_entity_scope: str = "candidate_pool"  # authors' code | full_community (spec §9 #15)
+    key_entities: int = 10  # code: m, key entities per community (spec 001 §9 #15)
+    candidate_pool: int = 200  # code: 10 × n candidates for the key entities
+    similarity_threshold: float = 0.2  # code: entity hits at or below this cosine drop
+    max_community_level: int = 2  # code: Leiden levels used at query time
+    key_entity_scope: str = "candidate_pool"  # code: candidate_pool | full_community (§9 #15)
     bridge: str = "paths"  # paper: chained shortest paths | onehop (authors' w/o Bridge) | none
-    include_source_chunks: bool = True  # authors' code (spec §9 #18); false: the paper's 3 levels
-    report_budget: int = 12500  # authors' code: tokens of community reports
-    bridge_budget: int = 12500  # authors' code: tokens of bridge triples
-    chunk_budget: int = 20000  # authors' code: tokens of source chunks
-    sections: str = "reports+bridge+entities+chunks"  # authors' code order (spec §9 #29)
+    include_source_chunks: bool = True  # code: list source chunks (spec 001 §9 #18); false:
+    #   the paper's 3 levels
+    report_budget: int = 12500  # code: tokens of community reports
+    bridge_budget: int = 12500  # code: tokens of bridge triples
+    chunk_budget: int = 20000  # code: tokens of source chunks
+    sections: str = "reports+bridge+entities+chunks"  # code: context order (spec 001 §9 #29)
     passage_rank: str = "chunks+bridge+entities+reports"  # ours: see the module docstring
 
     def __post_init__(self) -> None:

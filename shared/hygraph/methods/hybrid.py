@@ -16,11 +16,11 @@ from hygraph.operators.recipe import Step
 
 @dataclass
 class HybridConfig(MethodConfig):
-    top_k: int = 5
-    rrf_k: int = 60  # Cormack, Clarke & Buettcher (2009)
-    candidates: int = 50  # our choice: depth of each input ranking
-    dense_weight: float = 1.0  # our choice: equal weights
-    bm25_weight: float = 1.0
+    top_k: int = 5  # ours: passages returned (as vanilla)
+    rrf_k: int = 60  # paper: reciprocal-rank constant (Cormack, Clarke & Buettcher 2009)
+    candidates: int = 50  # ours: depth of each input ranking (widened to a deeper top_k)
+    dense_weight: float = 1.0  # ours: weight of the dense ranking (equal weights)
+    bm25_weight: float = 1.0  # ours: weight of the BM25 ranking (equal weights)
 
 
 @register

@@ -40,25 +40,28 @@ from hygraph.operators.recipe import Step
 class HybridPPRConfig(MethodConfig):
     """Defaults: ``hybrid`` for the first stage, HippoRAG 2 for the walk, ours where marked."""
 
-    top_k: int = 5  # passages (as vanilla)
-    rrf_k: int = 60  # first-stage fusion (Cormack et al. 2009)
-    candidates: int = 50  # depth of the dense and BM25 rankings (as hybrid)
-    dense_weight: float = 1.0
-    bm25_weight: float = 1.0
-    link_top_k: int = 5  # facts linked and seed entities kept (HippoRAG 2 code)
-    recognition: str = "auto"  # LLM fact filter: auto (LLM in retrieval) | llm | off
-    unfiltered_top_k: int = 3  # facts kept when no filter runs (as hipporag2)
-    damping: float = 0.7  # P(follow an edge) (ours, MuSiQue q1-50; HippoRAG 2: 0.5)
-    passage_weight: float = 0.05  # restart weight of dense passages (HippoRAG 2 code)
-    prior_weight: float = 0.02  # restart weight of the first stage's top passage (ours)
-    protect_top: int = 3  # first-stage passages kept near the top (ours)
-    protect_factor: float = 2.0  # ... the r-th ends no lower than factor * r (ours)
-    specificity: bool = True  # fact score / chunks of the entity (HippoRAG 2 code)
-    synonyms: bool = True  # walk synonym edges between similar entities (HippoRAG)
-    synonym_threshold: float = 0.8  # τ for synonym edges (HippoRAG)
-    synonym_max: int = 100  # synonyms per entity at most (HippoRAG 2 code)
-    synonym_min_chars: int = 3  # names shorter in letters/digits get none (HippoRAG 2 code)
-    synonym_numbers: bool = True  # names whose numbers differ are not synonyms (ours)
+    top_k: int = 5  # ours: passages returned (as vanilla)
+    rrf_k: int = 60  # paper: first-stage reciprocal-rank constant (Cormack et al. 2009)
+    candidates: int = 50  # ours: depth of the dense and BM25 rankings (as hybrid)
+    dense_weight: float = 1.0  # ours: weight of the dense ranking in the first stage
+    bm25_weight: float = 1.0  # ours: weight of the BM25 ranking in the first stage
+    link_top_k: int = 5  # code: facts linked and seed entities kept (HippoRAG 2's
+    #   src/hipporag/utils/config_utils.py:184 linking_top_k)
+    recognition: str = "auto"  # ours: LLM fact filter: auto (LLM in retrieval) | llm | off
+    unfiltered_top_k: int = 3  # ours: facts kept when no filter runs (as hipporag2)
+    damping: float = 0.7  # ours: P(follow an edge) (MuSiQue q1-50; HippoRAG 2: 0.5)
+    passage_weight: float = 0.05  # code: restart weight of dense passages (HippoRAG 2's
+    #   config_utils.py:91 passage_node_weight)
+    prior_weight: float = 0.02  # ours: restart weight of the first stage's top passage
+    protect_top: int = 3  # ours: first-stage passages kept near the top
+    protect_factor: float = 2.0  # ours: ... the r-th ends no lower than factor * r
+    specificity: bool = True  # code: fact score / chunks of the entity (HippoRAG.py:1601)
+    synonyms: bool = True  # paper: walk synonym edges between similar entities (HippoRAG)
+    synonym_threshold: float = 0.8  # paper: τ for synonym edges (HippoRAG §2.2)
+    synonym_max: int = 100  # code: synonyms per entity at most (HippoRAG 2's HippoRAG.py:1007)
+    synonym_min_chars: int = 3  # code: names shorter in letters/digits get none
+    #   (HippoRAG 2's HippoRAG.py:1002)
+    synonym_numbers: bool = True  # ours: names whose numbers differ are not synonyms
 
     def __post_init__(self) -> None:
         if self.recognition not in ("auto", "llm", "off"):

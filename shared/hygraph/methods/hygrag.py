@@ -10,7 +10,8 @@ attached at the lowest layer whose nearest summary passes cosine 0.65, and only 
 path above it is summarised again (:mod:`hygraph.layers.hygrag_update`).
 
 Retrieve (spec §4, the authors' ``hk_tree_flat_search``): one pool of summaries (any
-layer) and chunks gives k = 5 items with at most one summary; the 15 nearest entities
+layer) and chunks gives k = 5 items (``items_per_part``, the paper's k, whatever the
+query's ``top_k``) with at most one summary; the 15 nearest entities
 are kept, and with the picked summaries' entity members (at most 25 by cosine) seed
 the candidate triples, of which the 5 nearest to the question are kept. The context
 has the paper's four parts: community summaries (highest layer first), the 5 best
@@ -49,20 +50,21 @@ SECTION_TITLES = {
 class HyGRAGConfig(MethodConfig, HyGRAGLayerConfig):
     """HyGRAG's retrieval options plus its layer's build options (spec 000)."""
 
-    top_k: int = 5  # k: entities = communities + chunks = relations = k (paper §4.1.3)
-    pool: str = "joint"  # paper Alg. 2: one top-k of summaries + chunks | separate (eqs. 14-15)
-    community_cap: int = 0  # most summaries in the pool; 0: max(1, top_k // 5) (code, spec A10)
-    entity_fetch_factor: int = 5  # entities searched: 5k (reference code, spec A13)
-    entity_pool_factor: int = 3  # direct entities kept: 3k (reference code, spec A13)
-    relation_entity_factor: int = 5  # entities seeding triples: at most 5k (code, spec A13)
-    expansion: str = "children"  # summary members added: children (code) | descendants (A11)
-    use_communities: bool = True  # ablation "w/o community" when false (paper Table 2)
-    use_entities: bool = True  # ablation "w/o entity & relation" when false (paper Table 2)
-    use_chunks: bool = True  # ablation "w/o chunk" when false (paper Table 2)
-    summary_chars: int = 3000  # a summary in the context (reference code, spec §4.3)
-    description_chars: int = 150  # an entity description (reference code, spec §4.3)
-    relation_chars: int = 100  # a relation's context line (reference code, spec §4.3)
-    sections: str = "communities+entities+relations+chunks"  # context order (paper eq. 23)
+    top_k: int = 5  # ours: not read: each context part holds items_per_part items
+    items_per_part: int = 5  # paper: k, entities = communities + chunks = relations (§4.1.3)
+    pool: str = "joint"  # paper: one top-k of summaries + chunks (Alg. 2) | separate (eqs. 14-15)
+    community_cap: int = 0  # code: most summaries in the pool; 0: max(1, k // 5) (spec A10)
+    entity_fetch_factor: int = 5  # code: entities searched, 5k (spec 000 A13)
+    entity_pool_factor: int = 3  # code: direct entities kept, 3k (spec 000 A13)
+    relation_entity_factor: int = 5  # code: entities seeding triples, at most 5k (spec A13)
+    expansion: str = "children"  # code: summary members added: children | descendants (A11)
+    use_communities: bool = True  # paper: ablation "w/o community" when false (Table 2)
+    use_entities: bool = True  # paper: ablation "w/o entity & relation" when false (Table 2)
+    use_chunks: bool = True  # paper: ablation "w/o chunk" when false (Table 2)
+    summary_chars: int = 3000  # code: characters of a summary in the context (spec 000 §4.3)
+    description_chars: int = 150  # code: characters of an entity description (spec §4.3)
+    relation_chars: int = 100  # code: characters of a relation's context line (spec §4.3)
+    sections: str = "communities+entities+relations+chunks"  # paper: context order (eq. 23)
     passage_rank: str = "chunks+relations+entities+communities"  # ours: see the module doc
 
     def __post_init__(self) -> None:
@@ -78,19 +80,19 @@ class HyGRAGConfig(MethodConfig, HyGRAGLayerConfig):
                 raise ConfigError(
                     f"{name} takes sections of {', '.join(SECTION_TITLES)} joined by '+'"
                 )
-        if self.top_k < 1:
-            raise ConfigError("top_k must be at least 1")
+        if self.items_per_part < 1:
+            raise ConfigError("items_per_part must be at least 1")
 
 
 RECIPE = (
     Step("question.embed"),
-    Step("hygrag.context", {"k": "$top_k", "community_cap": "$community_cap", "pool": "$pool",
-                            "entity_fetch": "$entity_fetch_factor",
+    Step("hygrag.context", {"k": "$items_per_part", "community_cap": "$community_cap",
+                            "pool": "$pool", "entity_fetch": "$entity_fetch_factor",
                             "entity_pool": "$entity_pool_factor",
                             "communities": "$use_communities", "chunks": "$use_chunks"}),
-    Step("hygrag.relations", {"k": "$top_k", "entity_cap": "$relation_entity_factor",
+    Step("hygrag.relations", {"k": "$items_per_part", "entity_cap": "$relation_entity_factor",
                               "expansion": "$expansion"}, when="use_entities"),
-    Step("hygrag.evidence", {"k": "$top_k", "summary_chars": "$summary_chars",
+    Step("hygrag.evidence", {"k": "$items_per_part", "summary_chars": "$summary_chars",
                              "description_chars": "$description_chars",
                              "relation_chars": "$relation_chars", "entities": "$use_entities"}),
     Step("merge.context", {"sections": "$sections", "titles": SECTION_TITLES,

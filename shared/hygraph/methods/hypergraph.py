@@ -60,38 +60,41 @@ SECTION_TITLES = {"entities": "Entities", "facts": "Facts", "chunks": "Sources"}
 class HypergraphConfig(MethodConfig):
     """HyperGraphRAG's options; defaults are the paper's (spec 003) unless marked ours."""
 
-    top_k: int = 6  # k_C: chunks (paper, Table 4 / §4.4)
-    entity_top_k: int = 60  # k_V (paper)
-    entity_threshold: float = 50.0  # τ_V on cosine × importance (paper)
-    fact_top_k: int = 60  # k_H (paper)
-    fact_threshold: float = 5.0  # τ_H on cosine × completeness (paper)
-    chunk_threshold: float = 0.5  # τ_C on cosine (paper)
-    threshold_on: str = "product"  # product | llm_score | cosine (spec §9 #8)
-    use_scores: str = "auto"  # auto | true | false: multiply by the extractor's scores
-    entity_retrieval: bool = True  # ablation switch "w/o ER" (paper Fig. 4)
-    fact_retrieval: bool = True  # ablation switch "w/o HR"
-    chunk_retrieval: bool = True  # ablation switch "w/o CR"
-    chunk_mode: str = "dense"  # dense (paper) | provenance (reference code)
+    top_k: int = 6  # paper: k_C, chunks returned (Table 4 / §4.4)
+    entity_top_k: int = 60  # paper: k_V, entities kept
+    entity_threshold: float = 50.0  # paper: τ_V on cosine × importance
+    fact_top_k: int = 60  # paper: k_H, facts kept
+    fact_threshold: float = 5.0  # paper: τ_H on cosine × completeness
+    chunk_threshold: float = 0.5  # paper: τ_C on cosine
+    threshold_on: str = "product"  # paper: product | llm_score | cosine (spec 003 §9 #8)
+    use_scores: str = "auto"  # ours: auto | true | false: multiply by the extractor's scores
+    entity_retrieval: bool = True  # paper: on; false: ablation "w/o ER" (Fig. 4)
+    fact_retrieval: bool = True  # paper: on; false: ablation "w/o HR" (Fig. 4)
+    chunk_retrieval: bool = True  # paper: on; false: ablation "w/o CR" (Fig. 4)
+    chunk_mode: str = "dense"  # paper: dense | provenance (the authors' code)
     query_entities: str = (
-        "auto"  # auto (LLM if configured, else offline) | llm | offline | question
+        "auto"  # ours: auto (LLM if configured, else offline) | llm | offline | question
     )
-    min_arity: int = 0  # hyperedges with fewer members are skipped (spec §9 #15; 2 = strict)
-    candidates: int = 4  # ANN pool = candidates × top-k, re-ranked by the product (spec §4.2)
-    entity_budget: int = 4000  # tokens per section (reference code caps, spec §5.1)
-    fact_budget: int = 4000
-    chunk_budget: int = 4000
-    sections: str = "entities+facts+chunks"  # context order, "+"-separated (spec §5.2)
-    embed_style: str = "paper"  # paper: fact text, "name: description" | reference (spec §9 #2)
-    passage_rank: str = "context"  # context (paper) | walk (PPR) | bridge (ours, see docs)
-    bridge_facts: int = 5  # bridge: how many top facts lend their entities as bridges
-    bridge_fanout: int = 100  # bridge: skip bridge entities with more facts than this (hubs)
-    bridge_depth: int = 50  # bridge: depth of the dense chunk ranking that is fused
-    bridge_hops: int = 1  # bridge: how many bridge steps (2 follows bridges of bridges)
-    rrf_k: int = 60  # bridge: reciprocal-rank constant (60: Cormack et al. 2009)
-    fusion_weights: str = "1+1+1"  # bridge: weights of the dense, fact and bridge rankings
-    walk_damping: float = 0.5  # walk: probability of following an edge (HippoRAG's value)
-    walk_chunk_seed: float = 0.05  # walk: weight of dense chunk seeds (HippoRAG 2's factor)
-    walk_mentions: bool = True  # walk: also link chunks to the entities they mention
+    min_arity: int = 0  # paper: hyperedges with fewer members are skipped (§9 #15; 2 = strict)
+    candidates: int = 4  # paper: ANN pool = candidates × k, re-ranked by the product (§4.2)
+    entity_budget: int = 4000  # code: entity tokens in the context (spec 003 §5.1)
+    fact_budget: int = 4000  # code: fact tokens in the context (§5.1)
+    chunk_budget: int = 4000  # code: chunk tokens in the context (§5.1)
+    sections: str = "entities+facts+chunks"  # paper: context order, "+"-separated (§5.2)
+    embed_style: str = "paper"  # paper: embed fact text, "name: description" | reference (§9 #2)
+    passage_rank: str = "context"  # paper: context | walk (PPR) | bridge (ours, see docs)
+    bridge_facts: int = 5  # ours: bridge: how many top facts lend their entities as bridges
+    bridge_fanout: int = 100  # ours: bridge: skip bridge entities with more facts (hubs)
+    bridge_depth: int = 50  # ours: bridge: depth of the dense chunk ranking that is fused
+    bridge_hops: int = 1  # ours: bridge: how many bridge steps (2 follows bridges of bridges)
+    rrf_k: int = 60  # paper: bridge: reciprocal-rank constant (Cormack et al. 2009)
+    fusion_weights: str = "1+1+1"  # ours: bridge: weights of the dense, fact, bridge rankings
+    walk_damping: float = 0.5  # paper: walk: P(follow an edge) (HippoRAG's value)
+    walk_chunk_seed: float = 0.05  # code: walk: weight of dense chunk seeds
+    #   (HippoRAG 2's passage_node_weight, config_utils.py:91)
+    walk_mentions: bool = True  # ours: walk: also link chunks to the entities they mention
+    walk_dense_k: int = 10  # ours: walk: dense chunks seeding it, whatever the top_k
+    #   (10: the top 10 of benchmarks/results/musique-hypergraph-sweep.md)
 
     def __post_init__(self) -> None:
         if self.threshold_on not in THRESHOLD_MODES:
@@ -139,7 +142,8 @@ RECIPE = (
     Step("relationship.onehop", {"budget": "$fact_budget", "min_arity": "$min_arity"}),
     Step("node.evidence"),
     Step("chunk.walk", {"damping": "$walk_damping", "chunk_seed": "$walk_chunk_seed",
-                        "mentions": "$walk_mentions", "dense": "$chunk_retrieval"},
+                        "mentions": "$walk_mentions", "dense": "$chunk_retrieval",
+                        "dense_k": "$walk_dense_k"},
          when="passage_rank=walk"),
     Step("chunk.bridge_facts", {"top": "$bridge_facts", "fanout": "$bridge_fanout",
                                 "depth": "$bridge_depth", "hops": "$bridge_hops",

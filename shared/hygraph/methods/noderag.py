@@ -25,7 +25,8 @@ statements that share the most vocabulary with the rest of them; an H is the sam
 selection over its community's S and A texts, and its title O names the
 community's most connected entities. Neither is ever empty.
 
-Search (spec §4): dual entry points (vector top-k over T/S/A/H; whole-word phrase
+Search (spec §4): dual entry points (the ``entry_points`` = 10 nearest T/S/A/H nodes,
+the authors' ``HNSW_results``, whatever the query's ``top_k``; whole-word phrase
 match of the question's entities on N and O names), a shallow personalized
 PageRank (α = 0.5 restart, 2 iterations) over the whole heterograph as a sparse
 matrix, per-type cross-node quotas (N → their A, O → their H, R, and T/S/A/H
@@ -53,33 +54,35 @@ class NodeRAGConfig(MethodConfig, HeterographConfig):
     """NodeRAG's search options (spec 004 §4.6) plus its layer's build options."""
 
     # -- search (spec §4.6)
-    top_k: int = 10  # vector entry points (reference code HNSW_results)
-    entry_types: str = "T+S+A+H"  # vector entry types (spec §8 #5: T included)
-    exact_entries: bool = True  # ablation "w/o dual search" when false
-    exact_match: str = "contains"  # whole-word phrase containment (code) | equal
-    query_entities: str = "auto"  # auto (LLM if configured, else offline) | llm | offline
-    semantic_edges: bool = True  # ablation "w/o HNSW" when false
-    ppr: bool = True  # ablation "w/o cross node" (plain vector top-k) when false
-    ppr_alpha: float = 0.5  # teleport probability (paper)
-    ppr_iterations: int = 2  # shallow: t = 2 (paper)
-    ppr_mode: str = "restart"  # restart (paper) | lazy (reference code, spec §8 #1)
-    cap_edge_weights: bool = False  # reference code's unbalance_adjust (spec §8 #2)
-    vector_entry_weight: float = 1.0  # personalization weights (spec §8 #3)
-    exact_entry_weight: float = 1.0
-    entity_quota: int = 10  # N cross nodes, each expanded to its A (code Enode)
-    relationship_quota: int = 30  # R cross nodes (shipped config Rnode)
-    overview_quota: int = 10  # O cross nodes, each expanded to its H (code Hnode)
-    content_quota: int = 10  # T/S/A/H cross nodes together (code cross_node)
-    expand_cross: bool = True  # N -> A and O -> H (spec §8 #7)
-    type_order: str = "H+A+S+R+T"  # context groups (spec §8 #23)
-    passage_rank: str = "context"  # context (retrieval order) | ppr | fused (ours, see docs)
-    rrf_k: int = 10  # fused: reciprocal-rank constant
-    fused_depth: int = 50  # fused: depth of the dense and walk rankings that are fused
-    passage_items: int = 0  # > 0: the passages shown are the best of the passage ranking
-    bridge_units: int = 0  # fused: > 0 adds the chunks of units one bridge entity away
-    bridge_pool: int = 30  # fused: nearest embedded nodes searched for the top units
-    bridge_weight: float = 0.5  # fused: weight of the bridge list in the fusion
-    bridge_fanout: int = 100  # fused: skip bridge entities mentioned by more units (hubs)
+    top_k: int = 5  # ours: not read: the context is the typed retrieval (passage_items cuts)
+    entry_points: int = 10  # code: vector entry points (NodeRAG/config/Node_config.yaml:54
+    #   HNSW_results 10, read at NodeRAG/search/search.py:85)
+    entry_types: str = "T+S+A+H"  # code: vector entry types, T included (spec 004 §8 #5)
+    exact_entries: bool = True  # paper: exact entry points; false: ablation "w/o dual search"
+    exact_match: str = "contains"  # code: whole-word phrase containment | equal (§8 #8)
+    query_entities: str = "auto"  # ours: auto (LLM if configured, else offline) | llm | offline
+    semantic_edges: bool = True  # paper: HNSW semantic edges; false: ablation "w/o HNSW"
+    ppr: bool = True  # paper: the walk; false: ablation "w/o cross node" (plain vector top-k)
+    ppr_alpha: float = 0.5  # paper: teleport probability (spec 004 §4.6)
+    ppr_iterations: int = 2  # paper: shallow, t = 2 (spec 004 §4.6)
+    ppr_mode: str = "restart"  # paper: restart | lazy (the authors' code, spec 004 §8 #1)
+    cap_edge_weights: bool = False  # paper: off | the code's unbalance_adjust (spec 004 §8 #2)
+    vector_entry_weight: float = 1.0  # paper: personalization weight, uniform (spec 004 §8 #3)
+    exact_entry_weight: float = 1.0  # paper: personalization weight, uniform (spec 004 §8 #3)
+    entity_quota: int = 10  # code: N cross nodes, each expanded to its A (Node_config.yaml:51)
+    relationship_quota: int = 30  # code: R cross nodes (Node_config.yaml:52 Rnode)
+    overview_quota: int = 10  # code: O cross nodes, each expanded to its H (Node_config.yaml:53)
+    content_quota: int = 10  # code: T/S/A/H cross nodes together (Node_config.yaml:50)
+    expand_cross: bool = True  # code: N -> A and O -> H (spec 004 §8 #7)
+    type_order: str = "H+A+S+R+T"  # paper: context groups, in this order (spec 004 §8 #23)
+    passage_rank: str = "context"  # paper: context (retrieval order) | ppr | fused (ours, docs)
+    rrf_k: int = 10  # ours: fused: reciprocal-rank constant
+    fused_depth: int = 50  # ours: fused: depth of the dense and walk rankings that are fused
+    passage_items: int = 0  # ours: > 0: the passages shown are the best of the passage ranking
+    bridge_units: int = 0  # ours: fused: > 0 adds the chunks of units one bridge entity away
+    bridge_pool: int = 30  # ours: fused: nearest embedded nodes searched for the top units
+    bridge_weight: float = 0.5  # ours: fused: weight of the bridge list in the fusion
+    bridge_fanout: int = 100  # ours: fused: skip bridge entities mentioned by more units
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -113,7 +116,7 @@ WALK = "ppr"
 EXACT = "ppr & exact_entries"
 RECIPE = (
     Step("question.embed"),
-    Step("node.entries", {"k": "$top_k", "types": "$entry_types"}),
+    Step("node.entries", {"k": "$entry_points", "types": "$entry_types"}),
     Step("question.entities", {"mode": "$query_entities", "prompt": "noderag",
                                "fallback": "none"}, when=EXACT),
     Step("node.exact", {"equal": "$exact_equal"}, when=EXACT),

@@ -31,18 +31,23 @@ from hygraph.operators.recipe import Step
 class RaptorConfig(MethodConfig):
     """RAPTOR's options: spec 002 defaults; tree knobs from RAPTOR's reference code [C]."""
 
-    top_k: int = 4  # nodes retrieved: k = 4 for every top-k (002 §1.3 [M])
-    max_tokens: int = 3500  # context budget of the collapsed tree (RAPTOR code max_tokens)
-    retrieval: str = "collapsed"  # collapsed (paper, 002 [A Exp.4]) | traversal (RAPTOR)
-    # -- tree build (layer ``tree``), RAPTOR's reference code [C] unless marked
-    num_layers: int = 5  # levels above the chunks at most (RAPTOR reference code)
-    reduction_dimension: int = 10  # UMAP dims; top level: <= dims + 1 nodes (reference code)
-    cluster_threshold: float = 0.1  # soft assignment: posterior to join a cluster (reference code)
-    max_clusters: int = 50  # most mixture components tried by BIC (reference code)
-    max_cluster_tokens: int = 3500  # re-cluster longer ones (reference code max_length_in_cluster)
-    summary_length: int = 100  # tokens per summary (reference code summarization_length)
-    min_cluster_size: int = 3  # parents for clusters of > 2 members (002 paper [M §4])
-    cluster_seed: int = 224  # seed of UMAP, GMM and K-means (reference code random_seed)
+    top_k: int = 4  # paper: tree nodes returned, k = 4 for every top-k (spec 002 §1.3 [M])
+    max_tokens: int = 3500  # code: context budget of the collapsed tree (RAPTOR's max_tokens)
+    retrieval: str = "collapsed"  # paper: collapsed (002 [A Exp.4]) | traversal (RAPTOR's)
+    # -- tree build (layer ``tree``): the framework's RAPTOR settings unless marked
+    num_layers: int = 5  # framework: levels above the chunks at most (RAPTOR.yaml:33)
+    reduction_dimension: int = 10  # framework: UMAP dims; top level: <= dims + 1 nodes
+    #   (Option/Method/RAPTOR.yaml:31)
+    cluster_threshold: float = 0.1  # framework: soft assignment: posterior to join a cluster
+    #   (Option/Method/RAPTOR.yaml:38 threshold)
+    max_clusters: int = 50  # framework: most mixture components tried by BIC (TreeGraph.py:37)
+    max_cluster_tokens: int = 3500  # framework: re-cluster longer ones
+    #   (Option/Method/RAPTOR.yaml:37 max_length_in_cluster)
+    summary_length: int = 100  # framework: tokens per summary
+    #   (Option/Method/RAPTOR.yaml:32 summarization_length)
+    min_cluster_size: int = 3  # paper: parents for clusters of > 2 members (002 [M §4])
+    cluster_seed: int = 224  # framework: seed of UMAP, GMM and K-means
+    #   (Option/Method/RAPTOR.yaml:41 random_seed)
     summaries: str = "auto"  # ours: auto (LLM if configured, else extractive) | extractive
     update: str = "local"  # ours: local (re-summarise changed clusters) | rebuild (re-cluster)
     rebuild_fraction: float = 0.5  # ours: local updates re-cluster once this share changed
@@ -85,21 +90,25 @@ class Raptor(Method):
 class RaptorKConfig(MethodConfig):
     """RAPTOR-K's options: RAPTOR's, with the K-means knobs of the authors' code [C]."""
 
-    top_k: int = 4  # nodes retrieved: k = 4 for every top-k (002 §1.3 [M])
-    max_tokens: int = 3500  # context budget of the collapsed tree (RAPTOR code max_tokens)
-    retrieval: str = "collapsed"  # collapsed (paper, 002 [A Exp.4]) | traversal
+    top_k: int = 4  # paper: tree nodes returned, k = 4 for every top-k (spec 002 §1.3 [M])
+    max_tokens: int = 3500  # code: context budget of the collapsed tree (RAPTOR's max_tokens)
+    retrieval: str = "collapsed"  # paper: collapsed (002 [A Exp.4]) | traversal
     # -- tree build (layer ``tree-kmeans``)
-    num_layers: int = 5  # levels above the chunks at most (authors' code)
-    reduction_dimension: int = 10  # stop rule: top level has <= dims + 1 nodes (authors' code)
-    cluster_size: int = 10  # K = n // cluster_size (authors' code size_of_clusters)
-    balanced: bool = True  # size-balanced K-means (authors' code); false: plain (paper)
-    max_size_percentage: float = 0.2  # balance slack (authors' code max_size_percentage)
-    kmeans_max_iter: int = 10  # K-means rounds (authors' code max_iter)
-    kmeans_tol: float = 1e-4  # centre shift to stop (authors' code tol)
-    max_cluster_tokens: int = 3500  # longer clusters are split (RAPTOR reference code, as RAPTOR)
-    summary_length: int = 100  # tokens per summary (reference code summarization_length)
-    min_cluster_size: int = 3  # parents for clusters of > 2 members (002 paper [M §4])
-    cluster_seed: int = 224  # seed of UMAP, GMM and K-means (reference code random_seed)
+    num_layers: int = 5  # framework: levels above the chunks at most (RAPTOR.yaml:33)
+    reduction_dimension: int = 10  # framework: stop rule: top level has <= dims + 1 nodes
+    #   (Option/Method/RAPTOR.yaml:31)
+    cluster_size: int = 10  # framework: K = n // cluster_size (RAPTOR.yaml:47 size_of_clusters)
+    balanced: bool = True  # framework: size-balanced K-means; false: plain (the paper)
+    max_size_percentage: float = 0.2  # framework: balance slack (RAPTOR.yaml:44)
+    kmeans_max_iter: int = 10  # framework: K-means rounds (RAPTOR.yaml:46 max_iter)
+    kmeans_tol: float = 1e-4  # framework: centre shift to stop (RAPTOR.yaml:45 tol)
+    max_cluster_tokens: int = 3500  # framework: longer clusters are split
+    #   (Option/Method/RAPTOR.yaml:37 max_length_in_cluster)
+    summary_length: int = 100  # framework: tokens per summary
+    #   (Option/Method/RAPTOR.yaml:32 summarization_length)
+    min_cluster_size: int = 3  # paper: parents for clusters of > 2 members (002 [M §4])
+    cluster_seed: int = 224  # framework: seed of UMAP, GMM and K-means
+    #   (Option/Method/RAPTOR.yaml:41 random_seed)
     summaries: str = "auto"  # ours: auto (LLM if configured, else extractive) | extractive
     update: str = "local"  # ours: local (re-summarise changed clusters) | rebuild (re-cluster)
     rebuild_fraction: float = 0.5  # ours: local updates re-cluster once this share changed

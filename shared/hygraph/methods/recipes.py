@@ -86,11 +86,15 @@ def recipe_method(data: dict[str, Any], origin: str = "recipe") -> type[Method]:
     if not name or ":" in name or name.endswith((".yaml", ".yml", ".json")):
         raise ConfigError(f"recipe {origin}: needs a plain 'name' (no ':' or file suffix)")
     options = dict(data.get("config") or {})
+    # The options the file declares show as "recipe" in --describe; an undeclared top_k
+    # keeps the base config's comment.
+    declared = {k: f"recipe: declared in {origin}" for k in options}
     options.setdefault("top_k", 5)
     config = make_dataclass(
         f"RecipeConfig_{name}",
         [(k, type(v), field(default=v)) for k, v in options.items() if not isinstance(v, list)],
         bases=(MethodConfig,),
+        namespace={"field_comments": declared},
     )
     layers = tuple(data.get("layers") or ("chunks",))
     attrs = {

@@ -94,14 +94,15 @@ class AgentMethod(Method):
 class ToGConfig(MethodConfig):
     """Think-on-Graph in the unified framework; defaults from spec 002 (reference code)."""
 
-    top_k: int = 5  # passages shown with passages=true (our choice, as vanilla)
+    top_k: int = 5  # ours: passages shown with passages=true (as vanilla)
     query_entities: str = "llm"  # paper: Q entities by LLM (spec §1.1) | auto | offline | question
-    depth: int = 3  # reference code depth 3 (spec §4.6)
-    width: int = 3  # reference code width 3: relations per entity, entities per depth (§4.1)
-    max_relations: int = 30  # our choice: candidate relations shown per entity
-    max_candidates: int = 20  # our choice: candidate entities shown per relation
-    max_calls: int = 50  # our choice: agent calls a query (defaults, 4 question entities: <= 42)
-    max_tokens: int = 80000  # our choice: agent tokens per query (the paper averages 10-17k)
+    depth: int = 3  # framework: search depth (Config/QueryConfig.py:49; ToG.yaml:57)
+    width: int = 3  # framework: relations per entity, entities per depth
+    #   (Config/QueryConfig.py:50; Option/Method/ToG.yaml:56; spec 002 §4.1)
+    max_relations: int = 30  # ours: candidate relations shown per entity
+    max_candidates: int = 20  # ours: candidate entities shown per relation
+    max_calls: int = 50  # ours: agent calls a query (defaults, 4 question entities: <= 42)
+    max_tokens: int = 80000  # ours: agent tokens per query (the paper averages 10-17k)
     passages: bool = False  # paper: paths only (spec §4.6); true adds their chunks' texts
 
     def __post_init__(self) -> None:

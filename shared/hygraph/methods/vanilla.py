@@ -14,7 +14,7 @@ from hygraph.operators.recipe import Step
 
 @dataclass
 class VanillaConfig(MethodConfig):
-    top_k: int = 5  # our choice; the 002 framework retrieves top-k chunks by cosine
+    top_k: int = 5  # ours: passages returned (the 002 framework: top-k chunks by cosine)
 
 
 @register

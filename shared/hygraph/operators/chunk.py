@@ -35,8 +35,9 @@ def vdb(
 ) -> None:
     """The ``k`` chunks nearest to the question by cosine (above ``threshold`` if set).
 
-    ``at_least_top_k`` searches at least the query's top_k deep; ``if_empty`` runs only
-    when no earlier step ranked chunks.
+    ``at_least_top_k`` widens the search to the query's top_k when that is deeper than
+    ``k`` (so top_k passages can come back; it never narrows ``k``); ``if_empty`` runs
+    only when no earlier step ranked chunks.
     """
     if if_empty and state.chunks:
         return
@@ -51,7 +52,10 @@ def vdb(
 def bm25(
     res: Resources, state: State, *, k: int = 5, into: str = "chunks", at_least_top_k: bool = False
 ) -> None:
-    """The ``k`` chunks with the best BM25 score for the question (positive scores only)."""
+    """The ``k`` chunks with the best BM25 score for the question (positive scores only).
+
+    ``at_least_top_k`` widens ``k`` to the query's top_k, as :func:`vdb`'s does.
+    """
     depth = max(k, state.top_k) if at_least_top_k else k
     _put(state, res.layer("bm25").search(res, state.question, depth), into)
 
@@ -68,7 +72,8 @@ def from_evidence(
 ) -> None:
     """Chunks in the order the named evidence lists cite them (the reference code's mode).
 
-    ``k`` cuts the list (0: the query's top_k); scores are 1, 1/2, 1/3 ...
+    ``k`` cuts the list (0: the query's top_k, when this list is the passages returned);
+    scores are 1, 1/2, 1/3 ...
     """
     if if_empty and state.chunks:
         return
@@ -80,8 +85,12 @@ def from_evidence(
 
 @operator("chunk.evidence", needs=("chunks",))
 def evidence(res: Resources, state: State, *, k: int = 5, into: str = "chunks") -> None:
-    """Evidence for the best ``k`` ranked chunks (their texts, with the document title)."""
-    state.evidence[into] = res.chunk_evidence(state.chunks[:k])
+    """Evidence for the best ``k`` ranked chunks (their texts, with the document title).
+
+    ``k`` 0 (or less) keeps every ranked chunk: a list taken whole, to be merged with
+    another before the final cut (LightRAG's hybrid).
+    """
+    state.evidence[into] = res.chunk_evidence(state.chunks[:k] if k > 0 else state.chunks)
 
 
 @operator("chunk.walk", needs=("hypergraph",))
@@ -93,16 +102,18 @@ def walk(
     chunk_seed: float = 0.05,
     mentions: bool = True,
     dense: bool = True,
+    dense_k: int = 10,
 ) -> None:
     """Chunks ranked by personalized PageRank over facts, entities and chunks.
 
     Seeds: the retrieved entities and facts (each group normalised to its best value)
-    and, at weight ``chunk_seed``, the top_k dense chunks (HippoRAG 2's factor). The
-    walk follows incidences, fact provenance and (``mentions``) chunk mentions.
+    and, at weight ``chunk_seed`` (HippoRAG 2's factor), the ``dense_k`` chunks nearest
+    to the question (a depth of its own: the query's top_k does not change the walk).
+    The walk follows incidences, fact provenance and (``mentions``) chunk mentions.
     """
     from hygraph.operators.walks import fact_walk
 
-    hits = res.search_chunks(state.query_vector(res), state.top_k) if dense else []
+    hits = res.search_chunks(state.query_vector(res), dense_k) if dense else []
     ranked = fact_walk(
         res, state.view(res), state.nodes, state.relationships, [(h.id, h.score) for h in hits],
         damping=damping, chunk_seed=chunk_seed, mentions=mentions,
@@ -115,40 +126,53 @@ def walk(
 
 
 def _within(res: Resources, ranked: list[tuple[str, float]], k: int, budget: int) -> list:
-    """``ranked`` cut to ``k`` (0: all), then while the chunks' tokens fit ``budget`` (0: all)."""
-    from hygraph.ingest.tokenizer import default_tokenizer
+    """``ranked`` cut to ``k`` (0: all) and to a token ``budget`` of chunk texts (0: no cut).
+
+    The cut is :func:`hygraph.retrieval.budget.fit_budget`'s (the first chunk is kept).
+    """
+    from hygraph.retrieval.budget import fit_budget, token_cost
 
     ranked = ranked[:k] if k > 0 else ranked
     if budget <= 0 or not ranked:
         return ranked
     texts = res.chunk_texts(c for c, _ in ranked)
-    tok, used, kept = default_tokenizer(), 0, []
-    for chunk_id, score in ranked:
-        used += tok.count(texts.get(chunk_id, ""))
-        if used > budget:
-            break
-        kept.append((chunk_id, score))
-    return kept
+    return fit_budget(ranked, budget, token_cost(lambda item: texts.get(item[0], "")))
 
 
 @operator("chunk.from_rel", needs=("entity-graph",))
 def from_rel(
-    res: Resources, state: State, *, k: int = 0, budget: int = 0, into: str = "chunks"
+    res: Resources,
+    state: State,
+    *,
+    k: int = 0,
+    budget: int = 0,
+    pick: str = "order",
+    related: int = 0,
+    into: str = "chunks",
 ) -> None:
-    """The chunks the retrieved relationships were extracted from, in their order (FromRel).
+    """The chunks the retrieved relationships were extracted from (FromRel).
 
     The union of each relationship's source chunks (a relation edge's extraction
-    entries, an n-ary fact's provenance), each chunk once and scored by the value of the
-    first relationship citing it; cut to ``k`` (0: all) and at ``budget`` tokens (0: no
-    cut), as LightRAG's code does.
+    entries, an n-ary fact's provenance), each chunk once. ``pick="order"`` keeps them in
+    relationship order, each scored by the value of the first relationship citing it
+    (the framework's ``from_relation``, JayLZhou/GraphRAG Core/Retriever/
+    ChunkRetriever.py:79-109, and LightRAG 0.0.9 operate.py:859-893); ``"similarity"``
+    ranks them by cosine to the question and keeps ``related`` × (relationships with
+    chunks) / 2 (0: all), scored by the cosine (current LightRAG's vector pick,
+    v1.5.7 operate.py:6387-6588 with utils.py:5965). Then cut to ``k`` (0: all) and at
+    ``budget`` tokens (0: no cut).
     """
+    from hygraph.errors import ConfigError
     from hygraph.graph.kinds import EdgeKind
 
     keys = {r.id: (*r.data["members"], EdgeKind.RELATION) for r in state.relationships
             if r.data.get("kind") == EdgeKind.RELATION and "sources" not in r.data}  # fmt: skip
     edges = res.store.get_edges(keys.values())
+    if pick not in CHUNK_PICKS:
+        raise ConfigError(f"from_rel pick must be one of {', '.join(CHUNK_PICKS)}")
     nodes = res.store.get_nodes(r.id for r in state.relationships if r.id not in keys)
     ranked: dict[str, float] = {}
+    cited = 0  # relationships with at least one source chunk
     for rel in state.relationships:
         if "sources" in rel.data:
             sources = list(rel.data["sources"])
@@ -160,10 +184,44 @@ def from_rel(
             sources = list(node.sources) if node is not None else []
         for chunk_id in sources:
             ranked.setdefault(chunk_id, rel.value)
-    _put(state, _within(res, list(ranked.items()), k, budget), into)
+        cited += bool(sources)
+    found = list(ranked.items())
+    if pick == "similarity":
+        found = _by_similarity(res, state, list(ranked), _pick_limit(related, cited))
+    _put(state, _within(res, found, k, budget), into)
 
 
-OCCURRENCE_MODES = ("paper", "entity")
+CHUNK_PICKS = ("order", "similarity")
+
+
+def _pick_limit(related: int, sources: int) -> int:
+    """How many chunks a similarity pick keeps: ``related`` × ``sources`` / 2 (0: all).
+
+    Current LightRAG keeps ``related_chunk_number`` × (entities or relations with
+    chunks) / 2 candidates (v1.5.7 operate.py:6220 and :6512); at least one is kept.
+    """
+    return max(1, int(related * sources / 2)) if related > 0 else 0
+
+
+def _by_similarity(
+    res: Resources, state: State, candidates: list[str], limit: int
+) -> list[tuple[str, float]]:
+    """``candidates`` by cosine between their stored vectors and the question's, best first.
+
+    The search is restricted to the candidates (no chunk is embedded again) and keeps
+    ``limit`` of them (0: all); a chunk without a vector is dropped, as current
+    LightRAG's ``pick_by_vector_similarity`` skips it (v1.5.7 utils.py:5965-6104).
+    """
+    from hygraph.resources import CHUNK_COLLECTION
+
+    if not candidates:
+        return []
+    depth = min(limit, len(candidates)) if limit > 0 else len(candidates)
+    hits = res.search_vectors(CHUNK_COLLECTION, state.query_vector(res), depth, ids=candidates)
+    return [(h.id, h.score) for h in hits]
+
+
+OCCURRENCE_MODES = ("entity", "similarity", "paper")
 
 
 @operator("chunk.occurrence", needs=("entity-graph",))
@@ -172,19 +230,29 @@ def occurrence(
     state: State,
     *,
     k: int = 0,
-    mode: str = "paper",
+    mode: str = "entity",
     budget: int = 0,
+    related: int = 0,
     into: str = "chunks",
 ) -> None:
-    """Chunks where the retrieved relationships' entities occur together (Occurrence).
+    """The chunks of the retrieved entities or relationships, ranked (Occurrence).
 
-    ``mode="paper"`` (spec 002 §4.3): every chunk starts at 0 and gains 1 for each
-    retrieved relationship all of whose entities it mentions; chunks with a positive
-    count rank by it (ties: the earlier relationship, then index order).
-    ``mode="entity"`` (the reference code's ``entity_occurrence``, from LightRAG): the
-    chunks of the retrieved entities, in entity order, each entity's chunks by how many
-    of its relation neighbours they also mention (then index order). Cut to ``k`` (0:
-    all) and at ``budget`` tokens (0: no cut).
+    ``mode="entity"``: the chunks of the retrieved entities in entity order, each
+    entity's chunks by how many of its relation neighbours also occur in them (then
+    index order), a chunk under the first entity citing it: the framework's
+    ``entity_occurrence`` (JayLZhou/GraphRAG Core/Retriever/ChunkRetriever.py:18-77,
+    sort key at :67-69) and original LightRAG's
+    ``_find_most_related_text_unit_from_entities`` (0.0.9 operate.py:545-621); Microsoft
+    GraphRAG's local search sorts its text units by the same key.
+    ``mode="similarity"``: the same candidate chunks ranked by cosine to the question
+    (the whole question, not its keywords), keeping ``related`` × (entities with chunks)
+    / 2 of them (0: all): current LightRAG's default ``kg_chunk_pick_method="VECTOR"``
+    (v1.5.7 operate.py:6136-6292, utils.py:5965; constants.py:63-64).
+    ``mode="paper"``: the paper's wording (spec 002 §4.3 C3), which no reference code
+    implements: every chunk starts at 0 and gains 1 for each retrieved relationship all
+    of whose entities it mentions; chunks with a positive count rank by it (ties: the
+    earlier relationship, then index order).
+    Then cut to ``k`` (0: all) and at ``budget`` tokens (0: no cut).
     """
     from hygraph.errors import ConfigError
     from hygraph.graph.kinds import EdgeKind, NodeKind
@@ -210,6 +278,11 @@ def occurrence(
         at = res.store.chunk_positions(count)
         order = sorted(count, key=lambda c: (-count[c], first[c], at.get(c, len(at)), c))
         ranked = [(c, float(count[c])) for c in order]
+    elif mode == "similarity":
+        cited = [list(dict.fromkeys(mentioned.get(hit.id, []))) for hit in state.nodes]
+        candidates = list(dict.fromkeys(c for chunks in cited for c in chunks))
+        limit = _pick_limit(related, sum(1 for chunks in cited if chunks))
+        ranked = _by_similarity(res, state, candidates, limit)
     else:
         links = view.links(EdgeKind.RELATION)
         seen: set[str] = set()

@@ -116,7 +116,10 @@ def relnode(res: Resources, state: State, *, k: int = 0) -> None:
     """The entities the retrieved relationships join, in relationship order (RelNode).
 
     Each entity takes the value of the first relationship naming it and keeps its
-    relation degree in ``data["degree"]``; ``k`` keeps the first ``k`` (0: all).
+    relation degree in ``data["degree"]``; ``k`` keeps the first ``k`` (0: all). The
+    order is current LightRAG's (v1.5.7 operate.py:6354-6384); the framework's
+    ``from_relation`` gathers the names in a set and keeps only the last entity
+    (JayLZhou/GraphRAG Core/Retriever/EntitiyRetriever.py:191-209), a slip not copied.
     """
     from hygraph.operators.relationship import relation_degrees
     from hygraph.operators.state import Scored
@@ -169,6 +172,8 @@ def tfidf(
     The nodes are chunks (the passage graph's nodes, KGP): ``into="nodes"`` sets them as
     the retrieved nodes (``data["kind"] = "chunk"``), ``"chunks"`` as the ranked chunks,
     any other name as a named ranking. Only chunks sharing a term with the question count.
+    ``at_least_top_k`` widens ``k`` to the query's top_k (never narrows it), as
+    ``chunk.vdb``'s does.
     """
     from hygraph.operators.state import Scored
 

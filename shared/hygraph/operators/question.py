@@ -84,17 +84,21 @@ KEYWORD_LEVELS = ("low", "high", "both")
 
 
 @operator("question.keywords")
-def keywords(res: Resources, state: State, *, mode: str = "auto", keep: str = "low") -> None:
+def keywords(
+    res: Resources, state: State, *, mode: str = "auto", keep: str = "low", names: bool = True
+) -> None:
     """The question's low- and high-level keywords (LightRAG): the LLM's or the rules'.
 
     ``mode``: ``auto`` (the LLM when retrieval may use it, else the rules), ``llm`` (an
     error without one) or ``offline``. The rules take the offline extractor's entity
     mentions as low-level keywords and the other content phrases as high-level ones
-    (:func:`~hygraph.extract.phrases.question_keywords`); an LLM reply that cannot be
-    read, or a call that fails, falls back to them (logged). Both levels are kept in
-    ``state.subgraph["keywords"]`` (with ``"source"``: ``llm`` or ``offline``); ``keep``
-    says which go to ``state.keywords``, what ``node.vdb`` searches with: ``low``,
-    ``high`` or ``both``.
+    (:func:`~hygraph.extract.phrases.question_keywords`); with ``names`` the rules'
+    high-level keywords also hold those mentions, all in question order (see
+    :func:`rule_keywords`). An LLM reply that cannot be read, or a call that fails,
+    falls back to the rules (logged); the LLM's keywords are kept as given. Both levels
+    are kept in ``state.subgraph["keywords"]`` (with ``"source"``: ``llm`` or
+    ``offline``); ``keep`` says which go to ``state.keywords``, what ``node.vdb``
+    searches with: ``low``, ``high`` or ``both``.
     """
     if mode not in KEYWORD_MODES:
         raise ConfigError(f"question keywords mode must be one of {', '.join(KEYWORD_MODES)}")
@@ -114,10 +118,33 @@ def keywords(res: Resources, state: State, *, mode: str = "auto", keep: str = "l
             log.warning("question keywords failed (%s); using the offline rules", err)
     source = "llm" if found is not None else "offline"
     if found is None:
-        from hygraph.extract.phrases import question_keywords
-
-        found = question_keywords(state.question)
+        found = rule_keywords(state.question, names=names)
     low, high = found
     state.subgraph["keywords"] = {"low": low, "high": high, "source": source}
     chosen = {"low": low, "high": high, "both": [*low, *high]}[keep]
     state.keywords = list(dict.fromkeys(chosen))
+
+
+def rule_keywords(question: str, *, names: bool = True) -> tuple[list[str], list[str]]:
+    """``(low, high)`` keywords of ``question`` by rule; with ``names``, high holds the names.
+
+    Low-level: the entity mentions the offline extractor finds. High-level: the other
+    content phrases and, with ``names``, the mentions too, in the order the question
+    says them. LightRAG's LLM-written high-level keywords often name the question's
+    entities and noun phrases along with its themes, and the relation vectors they
+    search begin with a relation's keywords and endpoint names, so a high-level text
+    without any name rarely meets the relations a question is about (ours: the rule).
+    """
+    from hygraph.extract.phrases import question_keywords
+
+    low, high = question_keywords(question)
+    if not names or not low:
+        return low, high
+    folded = question.casefold()
+
+    def at(phrase: str) -> int:
+        found = folded.find(phrase.casefold())
+        return found if found >= 0 else len(folded)
+
+    merged = sorted(dict.fromkeys([*high, *low]), key=at)  # sorted() keeps equal keys' order
+    return low, merged

@@ -5,6 +5,17 @@ parameter written ``"$field"`` takes the value of the method's config field (``$
 is the query's ``top_k`` when one is given). A condition ``"field"``, ``"!field"``,
 ``"field=value"`` or ``"field!=value"`` on config fields (``&`` joins clauses) decides
 whether the step runs, so ablations and variants are options, not code.
+
+**What ``top_k`` may change.** The query's ``top_k`` (:attr:`State.top_k`, the method's
+``top_k`` field when the caller gives none) is only how many passages come back: the
+``k`` of the final ``chunk.evidence`` or the final cut of a passage list. Every internal
+depth (seed passages, entry points, prize nodes, entities searched, dense passages
+seeding a walk, ...) is a config field of its own, defaulting to its reference value
+with the source in a comment, so a method retrieves the same way whatever ``top_k``
+the caller asks for, and the first passages of a ``top_k=5`` query are the first five
+of a ``top_k=10`` one. The one allowance: a depth may be *widened* to ``top_k``
+(``at_least_top_k``) when it could otherwise return fewer passages than asked, never
+narrowed, so it changes nothing while ``top_k`` is within the configured depth.
 """
 
 from __future__ import annotations
@@ -43,7 +54,11 @@ def _field(config: Any, name: str, step: int, op: str) -> Any:
 
 
 def resolve(value: Any, config: Any, state: State | None, step: int, op: str) -> Any:
-    """A parameter with ``$field`` references replaced by config values (recursively)."""
+    """A parameter with ``$field`` references replaced by config values (recursively).
+
+    ``$top_k`` reads the query's ``top_k`` when a state is given: use it only for how
+    many passages come back (see the module docstring), never for an internal depth.
+    """
     if isinstance(value, str) and value.startswith("$"):
         name = value[1:]
         if name == "top_k" and state is not None:

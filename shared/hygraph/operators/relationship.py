@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from hygraph.operators.registry import operator
@@ -35,7 +36,7 @@ def onehop(
     ``min_arity`` members are skipped; the list stops once ``budget`` tokens are used.
     """
     from hygraph.graph.hypergraph import Bipartite
-    from hygraph.ingest.tokenizer import default_tokenizer
+    from hygraph.retrieval.budget import fit_budget, token_cost
 
     graph = Bipartite(res.store)
     retrieved = {h.id: h.value for h in state.relationships}
@@ -50,14 +51,8 @@ def onehop(
         (f for f in reached if f in facts),
         key=lambda f: (-reached[f], -facts[f].score, -len(facts[f].members), f),
     )
-    kept: list[Hyperedge] = []
-    used = 0
-    tok = default_tokenizer()
-    for fid in [f for f in retrieved if f in facts] + by_entity:
-        if used >= budget:
-            break
-        kept.append(facts[fid])
-        used += tok.count(facts[fid].text)
+    ordered = [facts[f] for f in retrieved if f in facts] + [facts[f] for f in by_entity]
+    kept = fit_budget(ordered, budget, token_cost(lambda fact: fact.text))
     state.evidence[into] = _fact_evidence(res, kept, retrieved, reached)
 
 
@@ -200,14 +195,15 @@ def ranked_relations(
     two endpoints' relation degrees summed (LightRAG's code; equal keys keep the given
     order); ``"retrieval"`` keeps the given order. ``k`` keeps the first ``k`` (0: all);
     ``budget`` keeps relationships while their texts' tokens fit (0: no cut), as
-    LightRAG's ``truncate_list_by_token_size``. Each carries its shown text, degree,
+    :func:`hygraph.retrieval.budget.fit_budget` (LightRAG's ``truncate_list_by_token_size``,
+    except that the first relationship is always kept). Each carries its shown text, degree,
     weight, keywords and source chunks in ``data``.
     """
     from hygraph.errors import ConfigError
     from hygraph.graph.kinds import EdgeKind
-    from hygraph.ingest.tokenizer import default_tokenizer
     from hygraph.layers.rich_kg import relation_record
     from hygraph.operators.state import Scored
+    from hygraph.retrieval.budget import fit_budget, token_cost
 
     if order not in RELATION_ORDERS:
         raise ConfigError(f"relationship order must be one of {', '.join(RELATION_ORDERS)}")
@@ -218,30 +214,27 @@ def ranked_relations(
     if order == "degree":
         keys.sort(key=lambda p: (-(degree.get(p[0], 0) + degree.get(p[1], 0)), -weight[p]))
     keys = keys[:k] if k > 0 else keys
-    tok, used, items = default_tokenizer(), 0, []
-    # Edges are read a batch at a time, so a budget met early reads few of them.
-    for start in range(0, len(keys), RELATIONS_PER_READ):
-        batch = keys[start : start + RELATIONS_PER_READ]
-        edges = res.store.get_edges((s, d, EdgeKind.RELATION) for s, d in batch)
-        names = {i: (n.name or i) for i, n in
-                 res.store.get_nodes({m for pair in batch for m in pair}).items()}  # fmt: skip
-        for src, dst in batch:
-            edge = edges.get((src, dst, EdgeKind.RELATION))
-            if edge is None:
-                continue
-            record = relation_record(edge)
-            text = f"{names.get(src, src)} {record['label']} {names.get(dst, dst)}"
-            text += f": {record['description']}" if record["description"] else ""
-            if budget > 0:
-                used += tok.count(text)
-                if used > budget:
-                    return items
-            data = {"kind": EdgeKind.RELATION, "members": (src, dst), "text": text,
-                    "degree": degree.get(src, 0) + degree.get(dst, 0), **record,
-                    "sources": tuple(edge.data.get("entries", {}))}  # fmt: skip
-            items.append(Scored(f"{src}|{dst}", found[(src, dst)], score=record["weight"],
-                                data=data))  # fmt: skip
-    return items
+
+    def items() -> Iterator[Scored]:
+        # Edges are read a batch at a time, so a budget met early reads few of them.
+        for start in range(0, len(keys), RELATIONS_PER_READ):
+            batch = keys[start : start + RELATIONS_PER_READ]
+            edges = res.store.get_edges((s, d, EdgeKind.RELATION) for s, d in batch)
+            names = {i: (n.name or i) for i, n in
+                     res.store.get_nodes({m for pair in batch for m in pair}).items()}  # fmt: skip
+            for src, dst in batch:
+                edge = edges.get((src, dst, EdgeKind.RELATION))
+                if edge is None:
+                    continue
+                record = relation_record(edge)
+                text = f"{names.get(src, src)} {record['label']} {names.get(dst, dst)}"
+                text += f": {record['description']}" if record["description"] else ""
+                data = {"kind": EdgeKind.RELATION, "members": (src, dst), "text": text,
+                        "degree": degree.get(src, 0) + degree.get(dst, 0), **record,
+                        "sources": tuple(edge.data.get("entries", {}))}  # fmt: skip
+                yield Scored(f"{src}|{dst}", found[(src, dst)], score=record["weight"], data=data)
+
+    return fit_budget(items(), budget, token_cost(lambda item: item.data["text"]))
 
 
 @operator("relationship.kg_vdb", needs=("rich-relation-vectors",))
@@ -260,8 +253,11 @@ def kg_vdb(
     joined), ``keywords`` (``state.keywords``) or ``question``; an empty one falls back
     to the question. The ``k`` nearest rich relation vectors (keywords, endpoints and
     descriptions, LightRAG's relationship index) are ordered by ``order`` (``degree``:
-    (edge degree, weight) descending, LightRAG's code; ``retrieval``: by similarity) and
-    cut at ``budget`` tokens (0: no cut). A relationship's cosine is kept as ``cosine``.
+    (edge degree, weight) descending, as the framework and original LightRAG re-sort
+    them, JayLZhou/GraphRAG Core/Retriever/BaseRetriever.py:39-41 and LightRAG 0.0.9
+    operate.py:759-761; ``retrieval``: by similarity, as current LightRAG keeps them,
+    v1.5.7 operate.py:6339) and cut at ``budget`` tokens (0: no cut). A relationship's
+    cosine is kept as ``cosine``.
     """
     from hygraph.errors import ConfigError
     from hygraph.layers.rich_kg import RICH_RELATION_COLLECTION
@@ -291,8 +287,10 @@ def kg_onehop(
 
     Each edge once (either direction), valued by the summed value of the retrieved
     entities it joins; ordered by ``order`` (``degree``: (edge degree, weight)
-    descending, LightRAG's code; ``retrieval``: by value, then in the order the
-    entities reach them), cut to ``k`` (0: all) and at ``budget`` tokens (0: no cut).
+    descending, as every reference code does: JayLZhou/GraphRAG
+    Core/Retriever/RelationshipRetriever.py:70-72, LightRAG v1.5.7 operate.py:6129;
+    ``retrieval``: by value, then in the order the entities reach them), cut to ``k``
+    (0: all) and at ``budget`` tokens (0: no cut).
     """
     from hygraph.graph.kinds import EdgeKind
 

@@ -22,20 +22,21 @@ LAYER_TASK = "layer:noderag"
 @dataclass
 class HeterographConfig(LayerConfig):
     # -- build (spec §3.5)
-    kcore: str = "core"  # true k-core (spec §8 #9) | degree (paper's literal test)
-    kcore_rounding: str = "floor"  # floor (paper) | round (reference code)
-    betweenness_samples: int = 10  # sampled sources (paper)
-    min_entity_mentions: int = 2  # reference code keeps weight > 1 (spec §8 #10)
-    attribute_max_words: int = 2000  # attribute prompt cap (paper, Appendix E)
-    prompt_budget: int = 128_000  # tokens of neighbour text per prompt (reference code)
-    extractive_words: int = 120  # offline A/H length (our choice)
-    leiden_resolution: float = 1.0  # modularity, single level (spec §8 #12)
-    leiden_weighted: bool = False  # reference code: unweighted
-    cluster_size: int = 39  # small-graph fallback threshold (reference code Hcluster_size)
-    semantic_k: int = 10  # neighbours per embedded node (ours; HNSW L0 in the paper)
-    knn: str = "exact"  # exact | qdrant (the vector index's HNSW search)
-    link_relationships_to_units: bool = False  # R–S edges (spec §8 #16)
-    seed: int = 0
+    kcore: str = "core"  # code: true k-core (nx.k_core; spec 004 §8 #9) | degree (the paper)
+    kcore_rounding: str = "floor"  # paper: floor | round (the authors' code; spec 004 §8 #9)
+    betweenness_samples: int = 10  # paper: sampled sources (spec 004 §3.5)
+    min_entity_mentions: int = 2  # code: keeps entities of weight > 1 (spec 004 §8 #10)
+    attribute_max_words: int = 2000  # paper: attribute prompt cap (Appendix E)
+    prompt_budget: int = 128_000  # code: tokens of neighbour text per prompt (spec 004 §3.5)
+    extractive_words: int = 120  # ours: offline A/H length
+    leiden_resolution: float = 1.0  # code: modularity at resolution 1, single level (§8 #12)
+    leiden_weighted: bool = False  # code: unweighted (spec 004 §8 #12)
+    cluster_size: int = 39  # code: small-graph fallback threshold
+    #   (NodeRAG/config/Node_config.yaml:44 Hcluster_size)
+    semantic_k: int = 10  # ours: neighbours per embedded node (HNSW L0 in the paper)
+    knn: str = "exact"  # ours: exact kNN | qdrant (the vector index's HNSW; spec 004 §8 #20)
+    link_relationships_to_units: bool = False  # code: R–S edges, off (spec 004 §8 #16)
+    seed: int = 0  # ours: seed of the sampled betweenness, Leiden and K-means
 
     def __post_init__(self) -> None:
         if self.kcore not in ("core", "degree"):
