@@ -281,3 +281,19 @@ def test_method_options_recipes_and_failures_in_one_run(bench_work, capsys):
     assert f"| {hybrid} |" in text and f"| {good} |" in text
     assert f"| {bad} | failed: ConfigError:" in text
     assert "| boom (peer) | failed: RuntimeError: the boom peer cannot retrieve |" in text
+
+
+def test_a_reused_index_is_measured_at_todays_defaults(bench_work, capsys):
+    """Options an earlier version saved when it built a method do not leak into the figures."""
+    code, first, _ = _bench(bench_work, ["hybrid"])
+    assert code == 0
+    manifest_path = Path(first["main"]["index"]) / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["methods"]["hybrid"]["dense_weight"] = 0.0  # as if an old default had been saved
+    manifest_path.write_text(json.dumps(manifest))
+    code, again, _ = _bench(bench_work, ["hybrid"])
+    capsys.readouterr()
+    assert code == 0
+    rows = [[r["passages"] for r in run["main"]["methods"]["hybrid"]["rows"]]
+            for run in (first, again)]  # fmt: skip
+    assert rows[0] == rows[1]

@@ -173,9 +173,12 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
     else:
         # Built under its plain name, so options given here never become the index's
         # saved configuration (a later "name" alone would otherwise inherit them);
-        # they apply at query time, over the built configuration.
+        # they apply at query time.
         base, _ = parse_method_spec(name)
         report = index.insert(methods=[base])
+        # Measured at today's defaults plus the spec's options, not at the options an
+        # index reused from an earlier version saved when it built the method.
+        index.method(name, config={})
         usage = _method_build_usage(index, base, report)
         build_stats = {
             "seconds": usage["seconds"] if usage else 0.0,
