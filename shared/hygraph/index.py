@@ -44,7 +44,13 @@ from hygraph.ingest.documents import Document
 from hygraph.layers.base import BASE_LAYERS, Layer, get_layer, layer_order
 from hygraph.locks import WriterLock
 from hygraph.manifest import MANIFEST_NAME, Manifest
-from hygraph.methods.base import RECOMMENDED_METHOD, Method, get_method, parse_method_spec
+from hygraph.methods.base import (
+    RECOMMENDED_METHOD,
+    Method,
+    get_method,
+    parse_method_spec,
+    saved_options,
+)
 from hygraph.models.base import LLM, Embedder
 from hygraph.progress import progress_bar
 from hygraph.resources import CHUNK_COLLECTION, Resources
@@ -113,26 +119,6 @@ class QueryResult:
             "usage": self.usage,
             "trace": self.trace,
         }
-
-
-def _known_options(cls: type[Method], saved: dict[str, Any]) -> dict[str, Any]:
-    """A method's saved build options that its current ``Config`` still has.
-
-    An index built by an earlier version may have saved an option that has since been
-    renamed or removed; it is dropped with a warning rather than making the index
-    unreadable (the method then uses the current default for it).
-    """
-    import warnings
-
-    known = {f.name for f in dataclasses.fields(cls.Config)}
-    dropped = sorted(set(saved) - known)
-    if dropped:
-        warnings.warn(
-            f"method {cls.name}: saved option(s) {', '.join(dropped)} no longer exist and are "
-            "ignored (the index was built by an earlier version)",
-            stacklevel=3,
-        )
-    return {k: v for k, v in saved.items() if k in known}
 
 
 class GraphIndex:
@@ -451,7 +437,7 @@ class GraphIndex:
             self._methods[name] = get_method(base)({**config, **options})
         elif name not in self._methods:
             base, options = parse_method_spec(name)
-            built = _known_options(get_method(base), self.manifest.methods.get(base) or {})
+            built = saved_options(get_method(base), self.manifest.methods.get(base) or {})
             self._methods[name] = get_method(base)({**built, **options})
         method = self._methods[name]
         for layer in layer_order(method.layers):  # the layers its operators read

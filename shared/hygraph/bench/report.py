@@ -158,6 +158,32 @@ def _evidence_table(main: dict[str, Any], ks: list[int]) -> list[str]:
     return lines
 
 
+def _type_table(main: dict[str, Any], ks: list[int]) -> list[str]:
+    """Recall at the middle k by question type (for data whose questions carry a type)."""
+    types = sorted({t for s in main["methods"].values() for t in s.get("recall_by_type", {})})
+    if not types:
+        return []
+    k_mid = str(ks[len(ks) // 2])
+    sizes: dict[str, Any] = {}
+    for s in main["methods"].values():
+        for t, by in s.get("recall_by_type", {}).items():
+            sizes.setdefault(t, by.get("n"))
+    lines = [
+        "",
+        f"Recall@{k_mid} by question type:",
+        "",
+        "| method | " + " | ".join(f"{t} (n={sizes[t]})" for t in types) + " |",
+        "|---|" + "---:|" * len(types),
+    ]
+    for name, s in main["methods"].items():
+        if _failed(s):
+            continue
+        by = s.get("recall_by_type", {})
+        cells = " | ".join(_fmt(by.get(t, {}).get(k_mid)) for t in types)
+        lines.append(f"| {_cell(name)} | {cells} |")
+    return lines
+
+
 def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
     main = result["main"]
     cfg = result["config"]
@@ -216,29 +242,7 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
         )
     lines += _depth_table(main, ks)
     lines += _evidence_table(main, ks)
-    types = sorted({t for s in main["methods"].values() for t in s.get("recall_by_type", {})})
-    if types:
-        k_mid = str(ks[len(ks) // 2])
-        sizes: dict[str, Any] = {}
-        for s in main["methods"].values():
-            for t, by in s.get("recall_by_type", {}).items():
-                sizes.setdefault(t, by.get("n"))
-        lines += [
-            "",
-            f"Recall@{k_mid} by question type:",
-            "",
-            "| method | " + " | ".join(f"{t} (n={sizes[t]})" for t in types) + " |",
-            "|---|" + "---:|" * len(types),
-        ]
-        for name, s in main["methods"].items():
-            if _failed(s):
-                continue
-            by = s.get("recall_by_type", {})
-            lines.append(
-                f"| {_cell(name)} | "
-                + " | ".join(_fmt(by.get(t, {}).get(k_mid)) for t in types)
-                + " |"
-            )
+    lines += _type_table(main, ks)
     lines += _stage_table(
         "Shared build cost by stage (the build that made the index):",
         first.get("usage", {}).get("stages", {}),

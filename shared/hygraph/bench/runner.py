@@ -35,7 +35,7 @@ from hygraph.bench.metrics import (
     wins_ties_losses,
 )
 from hygraph.errors import HygraphError
-from hygraph.methods.base import RECIPE_SUFFIXES, available_methods
+from hygraph.methods.base import RECIPE_SUFFIXES, available_methods, split_spec
 
 log_stream = sys.stderr
 
@@ -111,11 +111,8 @@ def split_method_specs(groups: Sequence[str]) -> list[str]:
 
 def is_method_spec(spec: str) -> bool:
     """Whether ``spec`` names one of hygraph's methods or a recipe file (else: a peer)."""
-    if spec.partition(":")[0] in available_methods():
-        return True
-    if spec.endswith(RECIPE_SUFFIXES) or any(f"{s}:" in spec for s in RECIPE_SUFFIXES):
-        return True
-    return Path(spec).is_file() or Path(spec.partition(":")[0]).is_file()
+    name = split_spec(spec)[0]
+    return name in available_methods() or name.endswith(RECIPE_SUFFIXES) or Path(name).is_file()
 
 
 def _say(config: BenchConfig, message: str) -> None:

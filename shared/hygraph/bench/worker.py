@@ -140,66 +140,75 @@ def deepen(
     return Depth(documents, depth, asks)
 
 
-def query(spec: dict[str, Any]) -> dict[str, Any]:
-    """Build (if needed) and query one method or peer; per-question rankings and timings."""
-    from hygraph.index import GraphIndex
+#: One ask of a method or peer: ``(question, top_k) -> (chunk ids, context, context tokens)``.
+Ask = Callable[[str, int], tuple[list[str], str, int]]
+
+
+def _peer_runner(spec: dict[str, Any], index: Any, budget: int) -> tuple[Ask, dict[str, Any]]:
+    """A peer's ask (its context cut to ``budget`` tokens) and its build figures."""
     from hygraph.ingest.tokenizer import default_tokenizer
+
+    if spec.get("peers_path"):
+        sys.path.insert(0, spec["peers_path"])
+    from benchmarks.peers import load_peer
+
+    peer = load_peer(spec["method"])
+    start = time.perf_counter()
+    build_stats = dict(peer.build(index))
+    build_stats.setdefault("seconds", time.perf_counter() - start)
+    tok = default_tokenizer()
+
+    def run_one(text: str, k: int) -> tuple[list[str], str, int]:
+        result = peer.retrieve(text, k)
+        context = tok.truncate(result.context, budget)
+        return result.chunk_ids, context, tok.count(context)
+
+    return run_one, build_stats
+
+
+def _method_runner(name: str, index: Any, budget: int) -> tuple[Ask, dict[str, Any]]:
+    """A method's ask and its build figures (the method is built first if it is not yet).
+
+    Built under its plain name, so options given here never become the index's saved
+    configuration (a later ``name`` alone would otherwise inherit them); they apply at
+    query time, over today's defaults, not over the options an index reused from an
+    earlier version saved when it built the method.
+    """
     from hygraph.methods.base import parse_method_spec
 
-    name = spec["method"]
-    top_k = int(spec["top_k"])
-    want = max(spec["ks"])
-    cap = max(top_k, int(spec.get("max_depth") or top_k))
-    budget = int(spec["budget"])
-    questions = spec["questions"]
-    index = GraphIndex.open(spec["index"], progress=False)
-    build_stats: dict[str, Any] = {}
-    base = name.partition(":")[0]
-    if spec.get("peer"):
-        if spec.get("peers_path"):
-            sys.path.insert(0, spec["peers_path"])
-        from benchmarks.peers import load_peer
+    base, _ = parse_method_spec(name)
+    report = index.insert(methods=[base])
+    index.method(name, config={})
+    usage = _method_build_usage(index, base, report)
+    build_stats = {
+        "seconds": usage["seconds"] if usage else 0.0,
+        "usage": usage,
+        "built_now": usage is not None and f"build:{base}" in report.usage.get("stages", {}),
+    }
 
-        peer = load_peer(name)
-        start = time.perf_counter()
-        build_stats = dict(peer.build(index))
-        build_stats.setdefault("seconds", time.perf_counter() - start)
-        tok = default_tokenizer()
+    def run_one(text: str, k: int) -> tuple[list[str], str, int]:
+        result = index.query(text, name, top_k=k, budget=budget)
+        return result.chunks, result.context, result.context_tokens
 
-        def run_one(text: str, k: int = top_k) -> tuple[list[str], str, int]:
-            result = peer.retrieve(text, k)
-            context = tok.truncate(result.context, budget)
-            return result.chunk_ids, context, tok.count(context)
-    else:
-        # Built under its plain name, so options given here never become the index's
-        # saved configuration (a later "name" alone would otherwise inherit them);
-        # they apply at query time.
-        base, _ = parse_method_spec(name)
-        report = index.insert(methods=[base])
-        # Measured at today's defaults plus the spec's options, not at the options an
-        # index reused from an earlier version saved when it built the method.
-        index.method(name, config={})
-        usage = _method_build_usage(index, base, report)
-        build_stats = {
-            "seconds": usage["seconds"] if usage else 0.0,
-            "usage": usage,
-            "built_now": usage is not None and f"build:{base}" in report.usage.get("stages", {}),
-        }
+    return run_one, build_stats
 
-        def run_one(text: str, k: int = top_k) -> tuple[list[str], str, int]:
-            result = index.query(text, name, top_k=k, budget=budget)
-            return result.chunks, result.context, result.context_tokens
 
-    # Warm up (model load, file opening), then time each query with the query-embedding
-    # cache off, so every query pays for its embedding as a new question would.
-    run_one("warm up question")
+def _timed_rows(
+    run_one: Ask, index: Any, questions: list[dict[str, Any]], top_k: int, want: int
+) -> tuple[list[dict[str, Any]], list[list[str]]]:
+    """Each question asked once at ``top_k``, timed: its row, and the chunks it ranked.
+
+    The first ask is a warm-up (model load, file opening); each timed query runs with
+    the query-embedding cache off, so it pays for its embedding as a new question would.
+    """
+    run_one("warm up question", top_k)
     embedder = index.embedder
     if hasattr(embedder, "cache"):
         embedder.cache = None
     rows, firsts = [], []
     for q in questions:
         t0 = time.perf_counter()
-        chunk_ids, context, tokens = run_one(q["question"])
+        chunk_ids, context, tokens = run_one(q["question"], top_k)
         latency = time.perf_counter() - t0
         firsts.append(chunk_ids)
         row = {
@@ -214,7 +223,21 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
             texts = [chunks[c].text for c in chunk_ids[:want] if c in chunks]
             row["evidence_ranks"] = evidence_ranks(texts, q["evidence"])
         rows.append(row)
-    peak_rss = _peak_rss_mb()  # before the deeper asks, which are not the method's cost
+    return rows, firsts
+
+
+def _rank_documents(
+    run_one: Ask,
+    index: Any,
+    questions: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    firsts: list[list[str]],
+    *,
+    top_k: int,
+    want: int,
+    cap: int,
+) -> None:
+    """Each row's document ranking, asked deeper where needed (:func:`deepen`), untimed."""
 
     def documents_of(chunk_ids: Sequence[str]) -> list[str]:
         chunks = index.store.get_chunks(list(chunk_ids))
@@ -230,15 +253,38 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
         row["documents"] = len(depth.documents)
         row["depth"] = depth.top_k
         row["asks"] = depth.asks
+
+
+def query(spec: dict[str, Any]) -> dict[str, Any]:
+    """Build (if needed) and query one method or peer; per-question rankings and timings."""
+    from hygraph.index import GraphIndex
+    from hygraph.methods.base import parse_method_spec
+
+    name = spec["method"]
+    top_k = int(spec["top_k"])
+    want = max(spec["ks"])
+    cap = max(top_k, int(spec.get("max_depth") or top_k))
+    budget = int(spec["budget"])
+    questions = spec["questions"]
+    index = GraphIndex.open(spec["index"], progress=False)
+    peer = bool(spec.get("peer"))
+    if peer:
+        run_one, build_stats = _peer_runner(spec, index, budget)
+    else:
+        run_one, build_stats = _method_runner(name, index, budget)
+    rows, firsts = _timed_rows(run_one, index, questions, top_k, want)
+    peak_rss = _peak_rss_mb()  # before the deeper asks, which are not the method's cost
+    _rank_documents(run_one, index, questions, rows, firsts, top_k=top_k, want=want, cap=cap)
     # A method's own folder is named after its base name (a recipe's name, not the
     # file's path; never the options), a peer's after the peer.
+    base = name if peer else parse_method_spec(name)[0]
     method_bytes = _dir_bytes(Path(spec["index"]) / base)
-    if not spec.get("peer"):
+    if not peer:
         for collection in index.method(name).collections:  # embedded Qdrant folders
             method_bytes += _dir_bytes(Path(spec["index"]) / "qdrant" / collection)
     result = {
         "method": name,
-        "peer": bool(spec.get("peer")),
+        "peer": peer,
         "build": build_stats,
         "rows": rows,
         "peak_rss_mb": round(peak_rss, 1),

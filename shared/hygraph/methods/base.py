@@ -26,6 +26,7 @@ JayLZhou/GraphRAG), ``ours:`` or ``library:`` (a library's default). ``hygraph m
 from __future__ import annotations
 
 import importlib
+import warnings
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -91,7 +92,7 @@ def parse_method_spec(spec: str) -> tuple[str, dict[str, Any]]:
     field's type), so a variant or an ablation is named on the command line, in a
     benchmark or from Python without code: ``hypergraph:chunk_retrieval=false``.
     """
-    name, _, rest = _split_spec(spec)
+    name, _, rest = split_spec(spec)
     cls = get_method(name.strip())
     defaults = cls.Config()
     known = {f.name for f in fields(cls.Config)}
@@ -107,6 +108,24 @@ def parse_method_spec(spec: str) -> tuple[str, dict[str, Any]]:
             )
         options[key] = _coerce(key, raw.strip(), getattr(defaults, key))
     return cls.name, options
+
+
+def saved_options(cls: type[Method], saved: dict[str, Any]) -> dict[str, Any]:
+    """A method's saved build options that its current ``Config`` still has.
+
+    An index built by an earlier version may have saved an option that has since been
+    renamed or removed; it is dropped with a warning rather than making the index
+    unreadable (the method then uses the current default for it).
+    """
+    known = {f.name for f in fields(cls.Config)}
+    dropped = sorted(set(saved) - known)
+    if dropped:
+        warnings.warn(
+            f"method {cls.name}: saved option(s) {', '.join(dropped)} no longer exist and are "
+            "ignored (the index was built by an earlier version)",
+            stacklevel=3,
+        )
+    return {k: v for k, v in saved.items() if k in known}
 
 
 class Method:
@@ -240,7 +259,7 @@ def get_method(name: str) -> type[Method]:
     )
 
 
-def _split_spec(spec: str) -> tuple[str, str, str]:
+def split_spec(spec: str) -> tuple[str, str, str]:
     """``name:options`` split; a recipe path may itself hold a colon (``C:\\r.yaml``)."""
     for suffix in RECIPE_SUFFIXES:
         at = spec.find(suffix)

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from hygraph.errors import ConfigError
 from hygraph.generation.map_reduce import MapReduceOptions
 from hygraph.methods.base import Method, MethodConfig, register
+from hygraph.operators.chunk import OCCURRENCE_MODES
 from hygraph.operators.recipe import Step
 
 SECTION_TITLES = {
@@ -65,7 +66,6 @@ SECTION_TITLES = {
     "relationships": "Relationships",
     "chunks": "Sources",
 }
-OCCURRENCE_MODES = ("entity", "similarity", "paper")
 LAYER_ORDERS = ("occurrence", "vector")
 MAP_REDUCE_LLM = "map-reduce answer (calls per group + 1); retrieval needs none"
 

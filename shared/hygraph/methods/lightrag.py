@@ -65,7 +65,10 @@ from dataclasses import dataclass
 
 from hygraph.errors import ConfigError
 from hygraph.methods.base import Method, MethodConfig, register
+from hygraph.operators.chunk import CHUNK_PICKS, OCCURRENCE_MODES
+from hygraph.operators.question import KEYWORD_MODES
 from hygraph.operators.recipe import Step
+from hygraph.operators.relationship import RELATION_ORDERS
 
 SECTION_TITLES = {"entities": "Entities", "relationships": "Relationships", "chunks": "Sources"}
 
@@ -97,14 +100,14 @@ class LightRAGConfig(MethodConfig):
 
     def __post_init__(self) -> None:
         checks = {
-            "keywords": ("auto", "llm", "offline"),
-            "occurrence": ("entity", "similarity", "paper"),
-            "relation_order": ("degree", "retrieval"),
-            "relation_vdb_order": ("degree", "retrieval"),
-            "relation_chunks": ("order", "similarity"),
+            "keywords": KEYWORD_MODES,
+            "occurrence": OCCURRENCE_MODES,
+            "relation_order": RELATION_ORDERS,
+            "relation_vdb_order": RELATION_ORDERS,
+            "relation_chunks": CHUNK_PICKS,
             "hybrid_order": ("concat", "interleave"),
             "hybrid_first": ("low", "high"),
-            "relation_keywords": ("auto", "llm", "offline"),
+            "relation_keywords": KEYWORD_MODES,
         }
         for name, allowed in checks.items():
             if getattr(self, name) not in allowed:

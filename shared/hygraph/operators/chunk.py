@@ -165,11 +165,11 @@ def from_rel(
     from hygraph.errors import ConfigError
     from hygraph.graph.kinds import EdgeKind
 
+    if pick not in CHUNK_PICKS:
+        raise ConfigError(f"from_rel pick must be one of {', '.join(CHUNK_PICKS)}")
     keys = {r.id: (*r.data["members"], EdgeKind.RELATION) for r in state.relationships
             if r.data.get("kind") == EdgeKind.RELATION and "sources" not in r.data}  # fmt: skip
     edges = res.store.get_edges(keys.values())
-    if pick not in CHUNK_PICKS:
-        raise ConfigError(f"from_rel pick must be one of {', '.join(CHUNK_PICKS)}")
     nodes = res.store.get_nodes(r.id for r in state.relationships if r.id not in keys)
     ranked: dict[str, float] = {}
     cited = 0  # relationships with at least one source chunk
