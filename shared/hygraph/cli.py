@@ -37,6 +37,66 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qdrant-api-key", help="API key for --qdrant-url (default: $QDRANT_API_KEY)")
 
 
+def _add_bench_parser(sub: Any) -> None:
+    """``hygraph bench``: its options (a long list, kept apart from the other commands)."""
+    p = sub.add_parser("bench", help="measure methods and peers side by side on a dataset")
+    p.add_argument("--data", required=True, help="folder with corpus.jsonl and questions.jsonl")
+    p.add_argument(
+        "--methods",
+        action="append",
+        metavar="SPECS",
+        help="methods, recipe files (.yaml/.yml/.json) and peers, separated by ',' or ';' "
+        "(or repeat the flag); a method's options follow a colon, and an item after a "
+        "comma that looks like key=value is another option of the method before it: "
+        "'vanilla,hybrid:rrf_k=30,candidates=20,my.yaml'. Each spec is its own row "
+        "(default: vanilla,bm25,hybrid)",
+    )
+    p.add_argument(
+        "--extractor",
+        default="offline",
+        help="offline (default), precomputed (the dataset's extraction.jsonl), llm, ...",
+    )
+    p.add_argument("--k", default="2,5,10", help="recall cut-offs (default 2,5,10)")
+    p.add_argument(
+        "--questions",
+        help="only these questions, 1-based, e.g. 1-50 (choose settings on one part, "
+        "confirm on another)",
+    )
+    p.add_argument(
+        "--baseline",
+        default="vanilla",
+        help="count each method's per-question wins/ties/losses at R@5 against this method",
+    )
+    p.add_argument("--budget", type=int, default=2000, help="context tokens (default 2000)")
+    p.add_argument(
+        "--max-depth",
+        type=int,
+        help="deepest top_k asked so that recall@k ranks max(k) distinct documents "
+        "(a question is asked again with top_k doubled until it does; default: the "
+        "corpus's chunk count)",
+    )
+    p.add_argument(
+        "--chunk-size", type=int, help="tokens per chunk (default: the embedder's window, 256)"
+    )
+    p.add_argument("--chunk-overlap", type=int, help="overlap (default 1/12 of the chunk size)")
+    p.add_argument("--scale", default="", help="also run on these corpus fractions, e.g. 0.25,0.5")
+    p.add_argument(
+        "--synthetic",
+        type=int,
+        default=0,
+        help="also run on a synthetic corpus of this many documents",
+    )
+    p.add_argument("--work", default=".hygraph-bench", help="where indexes are kept and reused")
+    p.add_argument(
+        "--peers",
+        default="benchmarks",
+        help="folder holding the peers package (default: ./benchmarks)",
+    )
+    p.add_argument("--out", help="write every figure as JSON here")
+    p.add_argument("--report", help="write a Markdown report (and PNG plots beside it) here")
+    p.add_argument("--json", action="store_true", help="print the JSON result")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hygraph",
@@ -120,62 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     _add_model_options(p)
 
-    p = sub.add_parser("bench", help="measure methods and peers side by side on a dataset")
-    p.add_argument("--data", required=True, help="folder with corpus.jsonl and questions.jsonl")
-    p.add_argument(
-        "--methods",
-        action="append",
-        metavar="SPECS",
-        help="methods, recipe files (.yaml/.yml/.json) and peers, separated by ',' or ';' "
-        "(or repeat the flag); a method's options follow a colon, and an item after a "
-        "comma that looks like key=value is another option of the method before it: "
-        "'vanilla,hybrid:rrf_k=30,candidates=20,my.yaml'. Each spec is its own row "
-        "(default: vanilla,bm25,hybrid)",
-    )
-    p.add_argument(
-        "--extractor",
-        default="offline",
-        help="offline (default), precomputed (the dataset's extraction.jsonl), llm, ...",
-    )
-    p.add_argument("--k", default="2,5,10", help="recall cut-offs (default 2,5,10)")
-    p.add_argument(
-        "--questions",
-        help="only these questions, 1-based, e.g. 1-50 (choose settings on one part, "
-        "confirm on another)",
-    )
-    p.add_argument(
-        "--baseline",
-        default="vanilla",
-        help="count each method's per-question wins/ties/losses at R@5 against this method",
-    )
-    p.add_argument("--budget", type=int, default=2000, help="context tokens (default 2000)")
-    p.add_argument(
-        "--max-depth",
-        type=int,
-        help="deepest top_k asked so that recall@k ranks max(k) distinct documents "
-        "(a question is asked again with top_k doubled until it does; default: the "
-        "corpus's chunk count)",
-    )
-    p.add_argument(
-        "--chunk-size", type=int, help="tokens per chunk (default: the embedder's window, 256)"
-    )
-    p.add_argument("--chunk-overlap", type=int, help="overlap (default 1/12 of the chunk size)")
-    p.add_argument("--scale", default="", help="also run on these corpus fractions, e.g. 0.25,0.5")
-    p.add_argument(
-        "--synthetic",
-        type=int,
-        default=0,
-        help="also run on a synthetic corpus of this many documents",
-    )
-    p.add_argument("--work", default=".hygraph-bench", help="where indexes are kept and reused")
-    p.add_argument(
-        "--peers",
-        default="benchmarks",
-        help="folder holding the peers package (default: ./benchmarks)",
-    )
-    p.add_argument("--out", help="write every figure as JSON here")
-    p.add_argument("--report", help="write a Markdown report (and PNG plots beside it) here")
-    p.add_argument("--json", action="store_true", help="print the JSON result")
+    _add_bench_parser(sub)
 
     p = sub.add_parser("info", help="show an index's manifest, counts and cost report")
     p.add_argument("--index", required=True, help="index directory")
