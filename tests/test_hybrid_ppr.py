@@ -25,7 +25,7 @@ from hygraph.graph.view import graph_view
 from hygraph.ingest import Document
 from hygraph.methods.base import RECOMMENDED_METHOD, available_methods, get_method
 from hygraph.operators.fusion import reciprocal_rank_fusion
-from hygraph.operators.merge import protect_ranks
+from hygraph.operators.merge import leaders, protect_ranks
 from hygraph.operators.state import State
 
 QUESTION = "Who commanded the research vessel built by the shipyard Josiah Aldercott founded?"
@@ -65,6 +65,40 @@ def test_protect_operator_reads_a_named_ranking(kg):  # noqa: F811
     state.rankings["first"] = ["d"]
     op("merge.protect", kg.res, state, ranking="first", top=3, factor=2.0)
     assert [c for c, _ in state.chunks] == ["a", "d", "b", "c"]
+    # keep=1: the ranking's best keeps rank 1 (the walk can no longer push it to 2).
+    state.chunks = _ranked("a", "b", "c", "d")
+    op("merge.protect", kg.res, state, ranking="first", top=3, keep=1)
+    assert [c for c, _ in state.chunks] == ["d", "a", "b", "c"]
+
+
+def test_keep_holds_the_leaders_at_their_ranks_and_floors_the_rest():
+    walk = _ranked("w1", "w2", "w3", "w4", "w5", "w6")
+    out = protect_ranks(walk, ["f1", "f2", "f3"], top=3, factor=2.0, keep=1)
+    # f1 keeps rank 1; f2 ends at 4, f3 at 6 (2r): the walk's best passages between.
+    assert [c for c, _ in out][:7] == ["f1", "w1", "w2", "f2", "w3", "f3", "w4"]
+    out = protect_ranks(walk, ["f1", "f2", "f3"], top=3, factor=2.0, keep=2)
+    assert [c for c, _ in out][:4] == ["f1", "f2", "w1", "w2"]
+
+
+def test_leaders_are_the_best_and_its_near_ties():
+    # Gap from the 1st to the 5th score: 2.0 - 1.0 = 1; a third of it: 0.33.
+    assert leaders([2.0, 1.8, 1.5, 1.2, 1.0], keep=1, tie=1 / 3, tie_rank=5, most=3) == 2
+    assert leaders([2.0, 1.9, 1.7, 1.2, 1.0], keep=1, tie=1 / 3, tie_rank=5, most=3) == 3
+    assert leaders([2.0, 1.6, 1.5, 1.2, 1.0], keep=1, tie=1 / 3, tie_rank=5, most=3) == 1
+    assert leaders([2.0, 1.9, 1.8, 1.7, 1.0], keep=1, tie=1 / 3, tie_rank=5, most=2) == 2
+    assert leaders([2.0, 1.9], keep=1, tie=0.0, tie_rank=5, most=3) == 1  # tie 0: keep only
+    assert leaders([2.0, 2.0, 2.0], keep=1, tie=1 / 3, tie_rank=5, most=3) == 3  # all equal
+    assert leaders([], keep=1, tie=1 / 3, tie_rank=5, most=3) == 0
+
+
+@covers("merge.protect")
+def test_protect_operator_keeps_near_ties_by_the_rankings_scores(kg):  # noqa: F811
+    state = State("q", top_k=3)
+    state.chunks = _ranked("w1", "w2", "f1", "f2", "f3")
+    state.rankings["first"] = ["f1", "f2", "f3", "x", "y"]
+    state.ranking_scores["first"] = [2.0, 1.95, 1.4, 1.2, 1.0]
+    op("merge.protect", kg.res, state, ranking="first", top=3, keep=1, tie=1 / 3)
+    assert [c for c, _ in state.chunks][:3] == ["f1", "f2", "w1"]  # f2 ties f1: both lead
 
 
 # --------------------------------------------------------------------------- the prior

@@ -220,7 +220,7 @@ def test_chunk_properties(text: str, so: tuple[int, int]) -> None:
     size, overlap = so
     tok = default_tokenizer()
     doc = Document(id="doc-1", text=text)
-    chunks = chunk_document(doc, size=size, overlap=overlap, tokenizer=tok)
+    chunks = chunk_document(doc, size=size, overlap=overlap, tokenizer=tok, mode="tokens")
     spans = tok.offsets(text)
     n = len(spans)
     if n == 0:
@@ -265,7 +265,7 @@ def test_chunk_properties(text: str, so: tuple[int, int]) -> None:
     # Deterministic: a fresh tokenizer instance gives identical chunks.
     fresh = _fresh_tokenizer()
     fresh.segment_chars = 100_000
-    assert chunk_document(doc, size=size, overlap=overlap, tokenizer=fresh) == chunks
+    assert chunk_document(doc, size=size, overlap=overlap, tokenizer=fresh, mode="tokens") == chunks
 
 
 @pytest.mark.parametrize(

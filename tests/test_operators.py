@@ -819,6 +819,39 @@ def test_shallow_ppr_exact_entries_titles_and_mass(res, c):
 # --------------------------------------------------------------------------- merge
 
 
+@covers("merge.dbsf")
+def test_merge_dbsf_hand_computed(res):
+    state = State("q", 3)
+    state.rankings = {"a": ["x", "y"], "b": ["y", "z", "w"]}
+    state.ranking_scores = {"a": [3.0, 1.0], "b": [10.0, 4.0, 4.0]}
+    op("merge.dbsf", res, state, rankings=["a", "b"])
+    # a: mean 2, sd 1 → x (3+1)/6, y (1+1)/6. b: mean 6, sd √8 → (s - 6 + 3√8) / 6√8.
+    b = [(s - 6 + 3 * 8**0.5) / (6 * 8**0.5) for s in (10.0, 4.0)]
+    assert [i for i, _ in state.chunks] == ["y", "x", "z", "w"]  # z, w tie: first seen first
+    assert [s for _, s in state.chunks] == pytest.approx([1 / 3 + b[0], 2 / 3, b[1], b[1]])
+    # A ranking kept without scores fuses by 1/rank; weights scale a ranking's share.
+    state.rankings["c"] = ["w", "x"]
+    op("merge.dbsf", res, state, rankings=["c"], into="fused")
+    assert state.rankings["fused"] == ["w", "x"]
+    op("merge.dbsf", res, state, rankings=["a", "b"], weights=[3.0, 1.0], into="ranking")
+    assert state.context.ranking[:2] == ["x", "y"]  # x 3·2/3 beats y 3·1/3 + 0.74
+
+
+def test_dbsf_lets_a_decisive_hit_lead_where_rrf_does_not():
+    """A rare code matched by BM25 stands far above the other BM25 scores; the dense
+    scores of near-duplicate records are all alike. DBSF keeps that, RRF cannot."""
+    from hygraph.operators.fusion import distribution_score_fusion, reciprocal_rank_fusion
+
+    dense = [(f"d{i}", 0.62 - 0.002 * i) for i in range(10)]  # the code's record is d4
+    lexical = [("d4", 14.0)] + [(f"d{i}", 3.0 - 0.1 * i) for i in range(10) if i != 4]
+    assert distribution_score_fusion([dense, lexical])[0][0] == "d4"
+    assert reciprocal_rank_fusion([[c for c, _ in dense], [c for c, _ in lexical]])[0][0] != "d4"
+    # Statistics over the first `depth` items: a deeper list leaves the top's scores alone.
+    deeper = lexical + [(f"e{i}", 0.5) for i in range(40)]
+    top = distribution_score_fusion([dense, lexical], depth=len(lexical))[:3]
+    assert distribution_score_fusion([dense, deeper], depth=len(lexical))[:3] == top
+
+
 @covers("merge.rrf")
 def test_merge_rrf_hand_computed(res):
     state = State("q", 3)

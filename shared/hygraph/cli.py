@@ -135,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--chunk-overlap", type=int, help="tokens shared by neighbour chunks (default 1/12)"
     )
     p.add_argument(
+        "--chunker",
+        choices=("sentences", "tokens"),
+        help="cut documents into whole sentences (default for a new index) or plain token "
+        "windows; fixed per index",
+    )
+    p.add_argument(
         "--max-bytes",
         type=int,
         default=100_000_000,
@@ -160,6 +166,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--chunk-size", type=int, help="tokens per chunk (default: as a new index, 256)")
     p.add_argument("--chunk-overlap", type=int, help="overlap (default: as a new index)")
+    p.add_argument(
+        "--chunker",
+        choices=("sentences", "tokens"),
+        default="sentences",
+        help="whole sentences (default, as a new index) or plain token windows",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     _add_model_options(p)
 
@@ -264,6 +276,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         extractor=args.extractor,
         chunk_size=args.chunk_size,
         chunk_overlap=args.chunk_overlap,
+        chunk_mode=args.chunker,
         progress=False if args.no_progress or args.json else None,
     )
     with index:
@@ -320,7 +333,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
     size, overlap = default_chunking(bundled_minilm().max_tokens)
     if args.chunk_size is not None:
         size, overlap = args.chunk_size, 100
-    chunker = Chunker(size, overlap if args.chunk_overlap is None else args.chunk_overlap)
+    overlap = overlap if args.chunk_overlap is None else args.chunk_overlap
+    chunker = Chunker(size, overlap, mode=args.chunker)
     start = time.perf_counter()
     written = 0
     out_path = Path(args.out)
@@ -410,7 +424,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"index: {info['path']}  (format {m['format_version']}, hygraph {m['hygraph_version']})")
     print(
         f"embedder: {m['embedder']} (dim {m['dim']})   chunks: {m['chunk_size']} tokens, "
-        f"overlap {m['chunk_overlap']} ({m['tokenizer']})"
+        f"overlap {m['chunk_overlap']}, by {m.get('chunk_mode', 'tokens')} ({m['tokenizer']})"
     )
     print(f"vectors: {m['vectors']}")
     print(f"methods: {', '.join(m['methods']) or '-'}")

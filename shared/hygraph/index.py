@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import os
 import shutil
 import time
@@ -60,6 +61,7 @@ from hygraph.vectors import VectorHit, VectorIndex, open_vector_index
 
 DEFAULT_METHODS = (RECOMMENDED_METHOD, "vanilla", "bm25")
 DEFAULT_CHUNK_OVERLAP = 100  # the papers' overlap when only chunk_size is given
+DEFAULT_CHUNK_MODE = "sentences"  # a new index's chunking (hygraph.ingest.chunker.MODES)
 DEFAULT_BUDGET = 2000
 #: Present in a new index directory from its creation until its manifest is written.
 CREATING_MARKER = ".hygraph-creating"
@@ -152,6 +154,10 @@ class GraphIndex:
         chunk_size, chunk_overlap: token window for new indexes. By default chunks fit the
             embedder's input window with room for the title (240/20 for the bundled
             MiniLM), or the papers' 1200/100 when the embedder reads 1,200 tokens or more.
+        chunk_mode: how a new index cuts documents: ``"sentences"`` (the default: whole
+            sentences up to ``chunk_size`` tokens, whole sentences as overlap) or
+            ``"tokens"`` (plain token windows). An index made before modes existed keeps
+            token windows. When the index exists, a different mode is an error.
         progress: progress bars (None: only on a terminal).
         llm_in_retrieval: let retrieval ask the LLM (for question entities). By default
             retrieval is LLM-free: the LLM builds (LLM extraction, summaries) and answers,
@@ -175,6 +181,7 @@ class GraphIndex:
         collection_prefix: str | None = None,
         chunk_size: int | None = None,
         chunk_overlap: int | None = None,
+        chunk_mode: str | None = None,
         progress: bool | None = None,
         create: bool = True,
         llm_in_retrieval: bool = False,
@@ -183,6 +190,7 @@ class GraphIndex:
         check_model(embedder, "embedder")
         check_model(llm, "llm")
         collection = _collection_name(qdrant_collection, collection_prefix)
+        chunk_mode = _chunk_mode(chunk_mode)
         if collection is not None and qdrant_url is None and qdrant_client is None:
             raise ConfigError(
                 "qdrant_collection names a collection on a Qdrant server: pass qdrant_client= "
@@ -192,6 +200,7 @@ class GraphIndex:
         self.progress = progress
         self.tracker = UsageTracker()
         self._methods: dict[str, Method] = {}
+        self._recorded: str | None = None  # methods, layers, recipes as _update_layers saved them
         self._closed = False
         self._writer = WriterLock(self.path)
         manifest_path = self.path / MANIFEST_NAME
@@ -201,6 +210,11 @@ class GraphIndex:
             self._check_compatible(
                 embedder, chunk_size, chunk_overlap, qdrant_url, qdrant_client, collection
             )
+            if chunk_mode is not None and chunk_mode != self.manifest.chunk_mode:
+                raise IndexMismatchError(
+                    f"index {self.path} chunks by {self.manifest.chunk_mode}; build a new "
+                    f"index to chunk by {chunk_mode}"
+                )
             if extractor_spec is not None and extractor_spec != self.manifest.extractor:
                 raise IndexMismatchError(
                     f"index {self.path} extracts with {self.manifest.extractor!r}; it cannot be "
@@ -219,6 +233,7 @@ class GraphIndex:
                 qdrant_vector_name,
             )
             self.manifest.extractor = extractor_spec or "offline"
+            self.manifest.chunk_mode = chunk_mode or DEFAULT_CHUNK_MODE
         from hygraph.methods.recipes import register_recipes
         from hygraph.models.embedders import resolve_embedder
 
@@ -524,7 +539,9 @@ class GraphIndex:
             if paths
             else (),
         )
-        chunker = Chunker(self.manifest.chunk_size, self.manifest.chunk_overlap)
+        chunker = Chunker(
+            self.manifest.chunk_size, self.manifest.chunk_overlap, mode=self.manifest.chunk_mode
+        )
         seen = 0
         with self.tracker.stage("ingest"):
             bar = progress_bar(
@@ -593,7 +610,14 @@ class GraphIndex:
             for layer in method.layers:
                 self.layer(layer, method.config)
             wanted.extend(method.layers)
-        self.manifest.save(self.path)
+        # Recorded before the layers write anything, so a killed build resumes with the
+        # same configuration; an insert into an index built with them writes nothing here.
+        recorded = json.dumps(
+            [self.manifest.methods, self.manifest.layers, self.manifest.recipes], sort_keys=True
+        )
+        if recorded != self._recorded:
+            self.manifest.save(self.path)
+            self._recorded = recorded
         return {name: self.layer(name).update(self.resources) for name in layer_order(wanted)}
 
     def layer(self, name: str, options: Any = None) -> Layer:
@@ -896,6 +920,15 @@ def _passage_collection(spec: dict[str, Any]) -> str:
     """The server-wide name of a server index's passage collection, from its manifest."""
     named = (spec.get("collections") or {}).get(CHUNK_COLLECTION)
     return str(named or f"{spec.get('prefix', '')}{CHUNK_COLLECTION}")
+
+
+def _chunk_mode(mode: str | None) -> str | None:
+    """``mode`` checked against the chunker's modes (None: not given)."""
+    from hygraph.ingest.chunker import MODES
+
+    if mode is not None and mode not in MODES:
+        raise ConfigError(f"chunk_mode must be one of {', '.join(MODES)}, not {mode!r}")
+    return mode
 
 
 def _extractor_spec(extractor: str | Any | None) -> str | None:

@@ -17,6 +17,11 @@ Without a name the prefix is ``hygraph_<index directory name>_``. Manifests writ
 before ``collections`` existed have only a prefix and keep their names. ``vector_name``
 ("" is Qdrant's unnamed vector) is the vector name of the collections the index creates;
 an existing collection keeps its own.
+
+The chunking is ``chunk_size``, ``chunk_overlap`` and ``chunk_mode`` (``"sentences"``
+or ``"tokens"``, see :mod:`hygraph.ingest.chunker`). A manifest written before
+``chunk_mode`` existed reads as ``"tokens"``, the chunking it was built with, so a
+document inserted again gets the same chunks (and ids) and is not stored twice.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -46,6 +51,8 @@ __version__ = _package_version()
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
 MAX_BUILDS_KEPT = 50
+#: The chunking of an index whose manifest has no ``chunk_mode`` (hygraph.ingest.chunker).
+LEGACY_CHUNK_MODE = "tokens"
 
 
 @dataclass
@@ -56,6 +63,7 @@ class Manifest:
     chunk_overlap: int
     tokenizer: str
     vectors: dict[str, Any]
+    chunk_mode: str = "sentences"  # hygraph.ingest.chunker.DEFAULT_MODE
     extractor: str = "offline"
     methods: dict[str, dict[str, Any]] = field(default_factory=dict)
     layers: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -75,7 +83,10 @@ class Manifest:
         self.updated_at = time.time()
         self.builds = self.builds[-MAX_BUILDS_KEPT:]
         tmp = directory / (MANIFEST_NAME + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        # The fields as they are (to_dict's deep copy is the same JSON, made slower: an
+        # index saves its manifest on every insert, with up to MAX_BUILDS_KEPT builds).
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         os.replace(tmp, directory / MANIFEST_NAME)
 
     @classmethod
@@ -102,5 +113,6 @@ class Manifest:
                 f"index {directory} has format version {version}, this hygraph ({__version__}) "
                 f"reads version {FORMAT_VERSION}; rebuild the index with this version"
             )
+        data.setdefault("chunk_mode", LEGACY_CHUNK_MODE)
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})

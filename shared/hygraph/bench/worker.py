@@ -2,7 +2,10 @@
 
 Run as ``python -m hygraph.bench.worker SPEC.json RESULT.json``. A separate process
 per method gives each its own peak-memory figure (``ru_maxrss``) and keeps one
-method's caches from warming another's. A task that fails writes
+method's caches from warming another's. The layers a method reads that the index
+lacks are built first in a process of their own (:func:`build_method`), so the query
+process's peak is what querying costs, on the run that builds them as on a later one;
+the build's peak is reported in the method's build figures. A task that fails writes
 ``{"status": "failed", "error": "Type: message"}`` instead, so the runner can report
 the failure and go on with the other methods.
 
@@ -166,13 +169,68 @@ def _peer_runner(spec: dict[str, Any], index: Any, budget: int) -> tuple[Ask, di
     return run_one, build_stats
 
 
-def _method_runner(name: str, index: Any, budget: int) -> tuple[Ask, dict[str, Any]]:
+def build_method(spec: dict[str, Any]) -> dict[str, Any]:
+    """Build the layers a method reads that the index lacks (the ``build-method`` task).
+
+    Run in a process of its own before the method's query process (:func:`query`), so
+    that the query process's peak memory is what querying costs (a user's query process
+    opens an index that ``hygraph index`` built; it does not build layers), whether or not
+    this run built them. The build's own peak is reported beside it. Built under the
+    method's plain name (see :func:`_method_runner`).
+    """
+    from hygraph.index import GraphIndex
+    from hygraph.methods.base import parse_method_spec
+
+    base, _ = parse_method_spec(spec["method"])
+    with GraphIndex.open(spec["index"], progress=False) as index:
+        report = index.insert(methods=[base])
+    stages = report.usage.get("stages", {})
+    return {
+        "built_now": f"build:{base}" in stages,
+        "built_layers": sorted(s for s in stages if s.startswith("build:")),
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
+    }
+
+
+def _in_own_process(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one worker task in a child process; its result, or a one-line error."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="hygraph-bench-") as tmp:
+        spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "result.json"
+        spec_path.write_text(json.dumps(spec))
+        proc = subprocess.run(
+            [sys.executable, "-m", "hygraph.bench.worker", str(spec_path), str(out_path)],
+            capture_output=True,
+            text=True,
+        )
+        try:
+            result = json.loads(out_path.read_text()) if out_path.exists() else {}
+        except ValueError:
+            result = {}
+    if result.get("status") != "ok":
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise ChildTaskError(result.get("error") or f"RuntimeError: {tail[0].strip()}")
+    return result
+
+
+class ChildTaskError(RuntimeError):
+    """A task that failed in its own process, carrying that process's one-line error
+    (``"Type: message"``), which :func:`one_line_error` reports as it is."""
+
+
+def _method_runner(
+    name: str, index: Any, budget: int, built: dict[str, Any] | None = None
+) -> tuple[Ask, dict[str, Any]]:
     """A method's ask and its build figures (the method is built first if it is not yet).
 
     Built under its plain name, so options given here never become the index's saved
     configuration (a later ``name`` alone would otherwise inherit them); they apply at
     query time, over today's defaults, not over the options an index reused from an
-    earlier version saved when it built the method.
+    earlier version saved when it built the method. ``built``: what :func:`build_method`
+    reported when it ran first in its own process (then nothing is left to build here);
+    its peak memory is the build's ``peak_rss_mb`` (None when it built no layer).
     """
     from hygraph.methods.base import parse_method_spec
 
@@ -185,6 +243,10 @@ def _method_runner(name: str, index: Any, budget: int) -> tuple[Ask, dict[str, A
         "usage": usage,
         "built_now": usage is not None and f"build:{base}" in report.usage.get("stages", {}),
     }
+    if built is not None:
+        build_stats["built_now"] = usage is not None and bool(built["built_now"])
+        build_stats["built_layers"] = built["built_layers"]
+        build_stats["peak_rss_mb"] = built["peak_rss_mb"] if built["built_layers"] else None
 
     def run_one(text: str, k: int) -> tuple[list[str], str, int]:
         result = index.query(text, name, top_k=k, budget=budget)
@@ -266,12 +328,19 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
     cap = max(top_k, int(spec.get("max_depth") or top_k))
     budget = int(spec["budget"])
     questions = spec["questions"]
-    index = GraphIndex.open(spec["index"], progress=False)
     peer = bool(spec.get("peer"))
+    # A method's missing layers are built first, in a process of their own: this
+    # process's peak is then the query's alone (see build_method).
+    built = (
+        None
+        if peer
+        else _in_own_process({"task": "build-method", "index": spec["index"], "method": name})
+    )
+    index = GraphIndex.open(spec["index"], progress=False)
     if peer:
         run_one, build_stats = _peer_runner(spec, index, budget)
     else:
-        run_one, build_stats = _method_runner(name, index, budget)
+        run_one, build_stats = _method_runner(name, index, budget, built)
     rows, firsts = _timed_rows(run_one, index, questions, top_k, want)
     peak_rss = _peak_rss_mb()  # before the deeper asks, which are not the method's cost
     _rank_documents(run_one, index, questions, rows, firsts, top_k=top_k, want=want, cap=cap)
@@ -297,7 +366,10 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
 def one_line_error(exc: BaseException, limit: int = 400) -> str:
     """``"Type: message"`` on one line (the message's first line), at most ``limit`` chars."""
     lines = str(exc).strip().splitlines()
-    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    if isinstance(exc, ChildTaskError):
+        text = lines[0] if lines else "RuntimeError"
+    else:
+        text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -305,7 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
     spec = json.loads(Path(args[0]).read_text())
     try:
-        result = build(spec) if spec["task"] == "build" else query(spec)
+        task = {"build": build, "build-method": build_method}.get(spec["task"], query)
+        result = task(spec)
     except Exception as exc:  # noqa: BLE001 - any failure is reported, not raised
         traceback.print_exc()  # the full story on stderr; the one-line error in the result
         Path(args[1]).write_text(json.dumps({"status": "failed", "error": one_line_error(exc)}))

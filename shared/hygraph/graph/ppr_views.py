@@ -21,13 +21,13 @@ specificity ``1 / |P_i|``) is kept beside the walk graph.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from hygraph.graph.kinds import EdgeKind, NodeKind
-from hygraph.graph.view import GraphView, WalkGraph, build_walk_graph
+from hygraph.graph.view import GraphView, WalkGraph, WalkGraphBuilder
 
 
 @dataclass
@@ -54,6 +54,22 @@ class PassageWalk:
     graph: WalkGraph
     is_chunk: np.ndarray  # bool per position
     chunk_counts: np.ndarray  # per position: chunks mentioning the entity
+    _positions: tuple[list[str], np.ndarray] | None = field(default=None, repr=False, compare=False)
+
+    def positions_of(self, ids: list[str]) -> np.ndarray:
+        """The position of each of ``ids`` in the graph (-1 where it has none), as an array.
+
+        Kept for the last list asked about, by identity: the passage walk asks each query
+        about the same (memoised) list of every chunk with a vector, and looking them up
+        one by one would cost a dictionary lookup per chunk per query.
+        """
+        held = self._positions
+        if held is None or held[0] is not ids:
+            position = self.graph.position
+            found = np.fromiter((position.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+            held = (ids, found)
+            self._positions = held
+        return held[1]
 
 
 def _chunk_counts(view: GraphView, graph: WalkGraph) -> np.ndarray:
@@ -106,15 +122,16 @@ def passage_walk(
     """HippoRAG 2's graph of entities and passages (memoised; see the module docstring)."""
 
     def make() -> PassageWalk:
-        rows = [(s, d, pair_factor * w) for s, d, w in view.store.edge_rows([EdgeKind.RELATION])]
+        # One edge kind at a time, streamed from the store and kept as arrays (the mention
+        # edges alone are ten a chunk); positions as if the kinds' rows were one list.
+        builder = WalkGraphBuilder()
+        builder.add(view.edge_rows([EdgeKind.RELATION]), factor=pair_factor)
         if synonyms:
-            rows += [
-                (s, d, pair_factor * w) for s, d, w in view.store.edge_rows([EdgeKind.SYNONYM])
-            ]
-        rows += [(c, e, 1.0) for c, e, _ in view.store.edge_rows([EdgeKind.MENTION])]
+            builder.add(view.edge_rows([EdgeKind.SYNONYM]), factor=pair_factor)
+        builder.add(view.edge_rows([EdgeKind.MENTION]), weight=1.0)
         chunks = view.store.chunk_ids()
-        entities = [n for n, _ in view.store.provenance_of_kind(NodeKind.ENTITY)]
-        graph = build_walk_graph(rows, [*dict.fromkeys(entities), *chunks])
+        entities = view.provenance(NodeKind.ENTITY)  # ids in first-appearance order
+        graph = builder.build([*entities, *chunks])
         chunk_set = set(chunks)
         is_chunk = np.array([i in chunk_set for i in graph.ids], dtype=bool)
         return PassageWalk(graph, is_chunk, _chunk_counts(view, graph))

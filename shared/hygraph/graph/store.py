@@ -513,6 +513,21 @@ class GraphStore:
             for node_id, kind, name, text, data in rows
         }
 
+    def node_names(self, kind: str, node_ids: Iterable[str] | None = None) -> dict[str, str]:
+        """Display names (else texts, else "") of the nodes of ``kind``, all or of ``node_ids``.
+
+        What :meth:`get_nodes` would give as ``name or text``, without reading the nodes'
+        data and provenance.
+        """
+        if node_ids is None:
+            rows = self._query("SELECT id, kind, name, text FROM nodes WHERE kind = ?", (kind,))
+        else:
+            rows = self._query_in(
+                "SELECT id, kind, name, text FROM nodes WHERE id IN ({marks})",
+                list(dict.fromkeys(node_ids)),
+            )
+        return {node_id: name or text or "" for node_id, k, name, text in rows if k == kind}
+
     def provenance_of_kind(self, kind: str) -> list[tuple[str, str]]:
         """``(node id, chunk id)`` for every node of ``kind`` and chunk it came from."""
         return [
@@ -556,6 +571,14 @@ class GraphStore:
                 self._version = (int(row[0]), int(row[1]), int(row[2]))
                 self._version_key = key
             return self._version
+
+    def data_version(self) -> int:
+        """SQLite's ``data_version``: changes whenever another connection (another process,
+        or another store on the same file) commits; this store's own writes leave it as it
+        is. A cache of derived data that this store's writers keep current is valid while
+        it has not changed."""
+        with self._lock:
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
 
     def nodes_of_kind(self, kind: str) -> list[Node]:
         ids = [r[0] for r in self._query("SELECT id FROM nodes WHERE kind = ?", (kind,))]

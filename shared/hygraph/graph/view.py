@@ -19,8 +19,9 @@ changes, so every method and operator shares the same cache.
 
 from __future__ import annotations
 
+import sys
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -99,19 +100,76 @@ def build_walk_graph(
     Positions follow first appearance (sources before targets, then ``nodes``); each
     row adds its weight in both directions, repeated pairs sum and self-loops drop.
     """
-    from hygraph.graph.algorithms.ppr import symmetric_adjacency
+    builder = WalkGraphBuilder()
+    builder.add(rows)
+    return builder.build(nodes)
 
-    rows = list(rows)
-    position: dict[str, int] = {}
-    for src, dst, _ in rows:
-        position.setdefault(src, len(position))
-        position.setdefault(dst, len(position))
-    for node_id in nodes:
-        position.setdefault(node_id, len(position))
-    adjacency = symmetric_adjacency(
-        len(position), ((position[s], position[d], float(w)) for s, d, w in rows)
-    )
-    return WalkGraph(list(position), position, adjacency)
+
+#: Rows a view reads from the store at a time when it streams a query (see GraphView.edge_rows).
+STREAM_BATCH = 20_000
+
+
+class WalkGraphBuilder:
+    """A :class:`WalkGraph` made from several row lists in turn, each let go once read.
+
+    ``add`` the row lists in the order :func:`build_walk_graph` would read their
+    concatenation (positions by first appearance, sources before targets), then
+    ``build``: the same graph, bit for bit, but each list's rows are kept as positions
+    and weights in arrays, not as Python tuples, so a caller can read the store one edge
+    kind at a time and the largest list alone is ever held.
+    """
+
+    def __init__(self) -> None:
+        self.position: dict[str, int] = {}
+        self._src: list[np.ndarray] = []
+        self._dst: list[np.ndarray] = []
+        self._weight: list[np.ndarray] = []
+
+    def add(
+        self, rows: Iterable[tuple[str, str, float]], *, factor: float = 1.0,
+        weight: float | None = None,
+    ) -> None:  # fmt: skip
+        """Rows ``(src, dst, w)``, each weighing ``factor * w`` (or ``weight`` if given)."""
+        position = self.position
+        src: list[int] = []
+        dst: list[int] = []
+        weights: list[float] = []
+
+        def keep() -> None:  # this batch's rows as arrays
+            self._src.append(np.array(src, dtype=np.int64))
+            self._dst.append(np.array(dst, dtype=np.int64))
+            if weight is not None:
+                self._weight.append(np.full(len(weights), weight, dtype=np.float64))
+            elif factor == 1.0:
+                self._weight.append(np.array(weights, dtype=np.float64))
+            else:  # ``factor * w`` as the Python expression computes it (IEEE doubles alike)
+                self._weight.append(factor * np.array(weights, dtype=np.float64))
+            src.clear()
+            dst.clear()
+            weights.clear()
+
+        for s, d, w in rows:
+            src.append(position.setdefault(s, len(position)))
+            dst.append(position.setdefault(d, len(position)))
+            weights.append(w)
+            if len(src) == STREAM_BATCH:
+                keep()
+        keep()
+
+    def build(self, nodes: Iterable[str] = ()) -> WalkGraph:
+        """The graph of every row added, with ``nodes`` (after the rows' ids) added too."""
+        from hygraph.graph.algorithms.ppr import symmetric_adjacency_of
+
+        position = self.position
+        for node_id in nodes:
+            position.setdefault(node_id, len(position))
+        empty = [np.zeros(0, dtype=np.int64)]
+        adjacency = symmetric_adjacency_of(
+            len(position), np.concatenate(self._src or empty), np.concatenate(self._dst or empty),
+            np.concatenate(self._weight or [np.zeros(0)]),
+        )  # fmt: skip
+        self._src, self._dst, self._weight = [], [], []
+        return WalkGraph(list(position), position, adjacency)
 
 
 class GraphView:
@@ -127,6 +185,16 @@ class GraphView:
         if key not in self._cache:
             self._cache[key] = make()
         return self._cache[key]
+
+    def memo_current(self, key: tuple, stamp: Any, make: Any) -> Any:
+        """Like :meth:`memo`, for a value that also depends on something outside the graph
+        (a vector collection's write ``stamp``): made again, replacing the one kept, when
+        ``stamp`` differs from the one it was made at."""
+        held = self._cache.get(key)
+        if held is None or held[0] != stamp:
+            held = (stamp, make())
+            self._cache[key] = held
+        return held[1]
 
     def walk_graph(
         self,
@@ -145,15 +213,49 @@ class GraphView:
         key = ("walk", tuple(edge_kinds), weighted, tuple(provenance_of), tuple(nodes_of))
 
         def make() -> WalkGraph:
-            rows = self.store.edge_rows(list(edge_kinds)) if edge_kinds else []
-            if not weighted:
-                rows = [(s, d, 1.0) for s, d, _ in rows]
+            builder = WalkGraphBuilder()
+            if edge_kinds:
+                builder.add(self.edge_rows(edge_kinds), weight=None if weighted else 1.0)
             for kind in provenance_of:
-                rows += [(n, c, 1.0) for n, c in self.store.provenance_of_kind(kind)]
+                builder.add(((n, c, 1.0) for n, c in self.provenance_rows(kind)), weight=1.0)
             extra = [n.id for kind in nodes_of for n in self.store.nodes_of_kind(kind)]
-            return build_walk_graph(rows, extra)
+            return builder.build(extra)
 
         return self.memo(key, make)
+
+    def edge_rows(self, kinds: Sequence[str]) -> Iterator[tuple[str, str, float]]:
+        """:meth:`GraphStore.edge_rows`, in its order, read a batch at a time.
+
+        A view reads every edge of a kind once per version to build its arrays; the
+        store's list of them (its rows, then a tuple per edge: a few hundred bytes an
+        edge, ten mention edges a chunk) would all be held at once. This runs the
+        store's own query and hands its rows on as they come (the store's lock held
+        until the last); a store without that connection gives its list.
+        """
+        kinds = list(kinds)
+        sql = f"SELECT src, dst, weight FROM edges WHERE kind IN ({','.join('?' * len(kinds))})"
+        for src, dst, weight in self._stream(sql, kinds, lambda: self.store.edge_rows(kinds)):
+            yield src, dst, float(weight)
+
+    def provenance_rows(self, node_kind: str) -> Iterator[tuple[str, str]]:
+        """:meth:`GraphStore.provenance_of_kind`, in its order, read a batch at a time."""
+        sql = (
+            "SELECT ns.node_id, ns.chunk_id FROM node_sources ns JOIN nodes n"
+            " ON n.id = ns.node_id WHERE n.kind = ?"
+        )
+        yield from self._stream(sql, [node_kind], lambda: self.store.provenance_of_kind(node_kind))
+
+    def _stream(self, sql: str, params: list[Any], listed: Any) -> Iterator[tuple]:
+        """The rows of the store's query ``sql`` in batches (else the list ``listed()`` gives)."""
+        conn = getattr(self.store, "_conn", None)
+        lock = getattr(self.store, "_lock", None)
+        if conn is None or lock is None:
+            yield from listed()
+            return
+        with lock:
+            cursor = conn.execute(sql, params)
+            while rows := cursor.fetchmany(STREAM_BATCH):
+                yield from rows
 
     def links(self, kind: str) -> Links:
         """Adjacency lists of one edge kind, in the store's row order."""
@@ -172,8 +274,9 @@ class GraphView:
 
         def make() -> dict[str, list[str]]:
             out: dict[str, list[str]] = {}
-            for node_id, chunk_id in self.store.provenance_of_kind(node_kind):
-                out.setdefault(node_id, []).append(chunk_id)
+            for node_id, chunk_id in self.provenance_rows(node_kind):
+                # Interned: each chunk's id is one string, not one per node citing it.
+                out.setdefault(node_id, []).append(sys.intern(chunk_id))
             return out
 
         return self.memo(("provenance", node_kind), make)

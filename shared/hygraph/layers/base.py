@@ -20,6 +20,7 @@ LAYER_MODULES: dict[str, str] = {
     "bm25": "hygraph.layers.bm25",
     "entity-vectors": "hygraph.layers.entity_vectors",
     "relation-vectors": "hygraph.layers.relation_vectors",
+    "fact-vectors": "hygraph.layers.fact_vectors",
     "hypergraph": "hygraph.layers.hypergraph",
     "heterograph": "hygraph.layers.heterograph",
     "communities": "hygraph.layers.communities",

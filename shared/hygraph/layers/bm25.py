@@ -2,7 +2,12 @@
 
 The index is rebuilt from the store whenever the set of chunks has changed (well
 under a second per thousand chunks) and saved under ``<index>/bm25/``, so queries
-against a built index load it from disk.
+against a built index load it from disk. BM25 scores hold every chunk's idf, so a new
+chunk changes them all and the index is built again in full; what is kept between
+builds is each chunk text's tokens (the tokenizer is most of a build's time), so an
+insert tokenizes only its new chunks. The ids and vocabulary are made as
+``bm25s.tokenize`` makes them over the whole corpus (tokens numbered in order of first
+appearance), so the index is the one a build from scratch makes.
 """
 
 from __future__ import annotations
@@ -46,13 +51,31 @@ class BM25Layer(Layer):
     def __init__(self, config: Any = None):
         super().__init__(config)
         self._loaded: tuple[str, Any, list[str]] | None = None
+        self._tokens: dict[str, list[str]] = {}  # chunk text → its tokens (last build's)
+        #: The last build's corpus (texts in chunk order), token ids and vocabulary.
+        self._numbered: tuple[list[str], list[list[int]], dict[str, int]] | None = None
 
     def pending(self, res: Resources) -> list[str]:
         return []  # freshness is checked against the chunk set on every use
 
     def update(self, res: Resources) -> int:
-        self.ensure(res)
+        """Build the index again when the chunks changed (searches load a fresh one)."""
+        fingerprint = chunk_set_fingerprint(res.store.chunk_ids())
+        if self._loaded is not None and self._loaded[0] == fingerprint:
+            return 0
+        meta = self._saved_meta(res)
+        if meta is None or meta.get("fingerprint") != fingerprint:
+            with res.tracker.stage(self.stage or f"build:{self.name}"):
+                self.ensure(res)
         return 0
+
+    def _saved_meta(self, res: Resources) -> dict[str, Any] | None:
+        """The saved index's description, when it was built with this configuration."""
+        meta_path = res.path / "bm25" / "hygraph.json"
+        if not meta_path.exists():
+            return None
+        meta = json.loads(meta_path.read_text())
+        return meta if self._same_config(meta.get("config")) else None
 
     def delete(self, res: Resources, removed: DeleteResult) -> None:
         self.ensure(res)
@@ -60,6 +83,7 @@ class BM25Layer(Layer):
     def reset(self, res: Resources) -> None:
         shutil.rmtree(res.path / "bm25", ignore_errors=True)
         self._loaded = None
+        self._tokens, self._numbered = {}, None
 
     def ensure(self, res: Resources) -> tuple[Any, list[str]]:
         """The retriever over the current chunks and its chunk ids (built or loaded)."""
@@ -68,13 +92,11 @@ class BM25Layer(Layer):
         if self._loaded is not None and self._loaded[0] == fingerprint:
             return self._loaded[1], self._loaded[2]
         folder = res.path / "bm25"
-        meta_path = folder / "hygraph.json"
-        if meta_path.exists():
-            meta = json.loads(meta_path.read_text())
-            if meta.get("fingerprint") == fingerprint and self._same_config(meta.get("config")):
-                retriever = bm25s_module().BM25.load(str(folder), show_progress=False)
-                self._loaded = (fingerprint, retriever, meta["chunk_ids"])
-                return retriever, meta["chunk_ids"]
+        meta = self._saved_meta(res)
+        if meta is not None and meta.get("fingerprint") == fingerprint:
+            retriever = bm25s_module().BM25.load(str(folder), show_progress=False)
+            self._loaded = (fingerprint, retriever, meta["chunk_ids"])
+            return retriever, meta["chunk_ids"]
         retriever = self._build(res, all_ids, fingerprint)
         self._loaded = (fingerprint, retriever, all_ids)
         return retriever, all_ids
@@ -89,8 +111,7 @@ class BM25Layer(Layer):
         corpus = [texts[c] for c in all_ids]
         retriever = bm25s.BM25(k1=self.config.k1, b=self.config.b)
         if corpus:
-            tokens = bm25s.tokenize(corpus, stopwords=self.config.stopwords, show_progress=False)
-            retriever.index(tokens, show_progress=False)
+            retriever.index(self._tokenize(bm25s, corpus), show_progress=False)
         folder = res.path / "bm25"
         tmp = folder.with_name("bm25.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -103,6 +124,31 @@ class BM25Layer(Layer):
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
         return retriever
+
+    def _tokenize(self, bm25s: Any, corpus: list[str]) -> Any:
+        """``bm25s.tokenize(corpus)``'s ids and vocabulary, tokenizing only texts new since
+        the last build; when the corpus only grew at its end (an insert), the last build's
+        ids and vocabulary are extended rather than made again."""
+        known, last = self._tokens, self._numbered  # read once: a query thread may build too
+        new = [t for t in dict.fromkeys(corpus) if t not in known]
+        split = (
+            bm25s.tokenize(
+                new, stopwords=self.config.stopwords, return_ids=False, show_progress=False
+            )
+            if new
+            else []
+        )
+        fresh = dict(zip(new, split, strict=True))
+        tokens = {t: known[t] if t in known else fresh[t] for t in corpus}
+        if last is not None and len(last[0]) <= len(corpus) and corpus[: len(last[0])] == last[0]:
+            ids, vocab = list(last[1]), dict(last[2])
+        else:
+            ids, vocab = [], {}
+        for text in corpus[len(ids) :]:
+            ids.append([vocab.setdefault(tok, len(vocab)) for tok in tokens[text]])
+        self._tokens, self._numbered = tokens, (list(corpus), ids, vocab)  # the current chunks'
+        # bm25s adds its empty token to the vocabulary it is given: hand it a copy.
+        return bm25s.tokenization.Tokenized(ids=list(ids), vocab=dict(vocab))
 
     def search(self, res: Resources, question: str, k: int) -> list[tuple[str, float]]:
         """``(chunk id, BM25 score)`` of the top ``k`` chunks with a positive score."""

@@ -70,15 +70,23 @@ class RelationVectors(Layer):
 
     def embed(self, res: Resources, keys: Sequence[tuple[str, str, str]]) -> None:
         """Embed the relation edges ``keys`` as they are now (missing ones are skipped)."""
+        self.store_texts(res, self.texts(res, keys))
+
+    def texts(self, res: Resources, keys: Sequence[tuple[str, str, str]]) -> dict[str, str]:
+        """Relation id → what it is embedded as, for the edges ``keys`` that exist."""
         edges = res.store.get_edges(keys)
         names = {n.id: n.name or n.id for n in res.store.get_nodes(
             {e for k in edges for e in k[:2]}).values()}  # fmt: skip
-        ids, texts = [], []
-        for (src, dst, _), edge in sorted(edges.items()):
-            ids.append(relation_id(src, dst))
-            texts.append(self.text(edge, names.get(src, src), names.get(dst, dst)))
+        return {
+            relation_id(src, dst): self.text(edge, names.get(src, src), names.get(dst, dst))
+            for (src, dst, _), edge in sorted(edges.items())
+        }
+
+    def store_texts(self, res: Resources, texts: dict[str, str]) -> None:
+        """Embed ``texts`` (relation id → text) and record the ids (a subclass may skip some)."""
+        ids = list(texts)
         payloads = [{"kind": "relation"} for _ in ids]
-        res.upsert_vectors(self.collection, ids, texts, payloads)
+        res.upsert_vectors(self.collection, ids, list(texts.values()), payloads)
         res.store.mark_done(self.ids_task, ids)
 
     def delete(self, res: Resources, removed: DeleteResult) -> None:

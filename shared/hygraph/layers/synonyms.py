@@ -24,11 +24,19 @@ every entity (their vectors may have changed), their old synonym edges replaced;
 a delete re-matches the entities that lost provenance (their name or description
 may have changed). A batch is marked done with its edges, so a killed build
 resumes without duplicating anything (edge keys are deterministic).
+
+Every entity's vector is read from the vector store once; the matrix is then kept by
+the layer and brought up to date with the entities each later insert names (the only
+ones whose vectors ``entity-vectors`` wrote again), so inserting one document reads a
+few vectors, not all of them. The kept matrix is dropped, and read again in full, when
+another connection has committed to the store since (another process or index object
+may have changed anything), on a delete and on a reset.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -56,11 +64,26 @@ class SynonymsConfig(LayerConfig):
 
 @dataclass
 class EntityMatrix:
-    """Every usable entity: ids, their stored vectors (rows) and the numbers in their names."""
+    """Every usable entity: ids (sorted), their stored vectors (rows) and the numbers in
+    their names."""
 
     ids: list[str]
     vectors: Any
     numbers: dict[str, frozenset[str]]
+
+    def row(self, entity_id: str) -> int | None:
+        """The row of ``entity_id``, or None when it is not a usable entity."""
+        at = bisect_left(self.ids, entity_id)
+        return at if at < len(self.ids) and self.ids[at] == entity_id else None
+
+
+@dataclass
+class _Kept:
+    """The matrix a layer keeps between builds, and the store state it is valid for."""
+
+    store: Any
+    version: int
+    keys: EntityMatrix
 
 
 def name_numbers(name: str) -> frozenset[str]:
@@ -79,40 +102,87 @@ class Synonyms(Layer):
 
     config: SynonymsConfig
 
+    def __init__(self, config: Any = None):
+        super().__init__(config)
+        self._kept: _Kept | None = None
+
     def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
         keys = None
+        version = res.store.data_version()  # before reading: a commit from now on drops keys
         for batch in in_batches(res, chunk_ids, BUILD_BATCH, "synonym edges"):
-            if keys is None:  # every entity's vector, read once per build
-                keys = self._entity_vectors(res)
+            if keys is None:  # every entity's vector, current once per build
+                keys = self._current_keys(res, chunk_ids, version)
             self.link(res, chunk_entities(res, batch), keys)
             res.store.mark_done(self.task or "", batch)
+        if keys is not None:
+            self._kept = _Kept(res.store, version, keys)
 
     def delete(self, res: Resources, removed: DeleteResult) -> None:
+        self._kept = None  # entities left the graph: read the matrix again next time
         # Edges of removed entities went with them (the store drops edges of removed nodes).
         touched = [n for n in removed.touched_node_ids if n.startswith("ent:")]
         if touched:
             self.link(res, touched, self._entity_vectors(res))
 
     def reset(self, res: Resources) -> None:
+        self._kept = None
         super().reset(res)
         res.store.delete_edges((s, d, EdgeKind.SYNONYM) for s, d, _ in
                                res.store.edge_rows([EdgeKind.SYNONYM]))  # fmt: skip
 
     # -- matching ---------------------------------------------------------------------
 
+    def _current_keys(self, res: Resources, chunk_ids: Sequence[str], version: int) -> EntityMatrix:
+        """Every usable entity's vector as it is now, for a build over ``chunk_ids``.
+
+        The matrix kept from the last build is valid when no other connection has
+        committed since: the vectors ``entity-vectors`` wrote since then are those of the
+        entities ``chunk_ids`` name (it embeds the entities of the same new chunks, just
+        before), so only those rows are read again. Otherwise every vector is read.
+        """
+        kept, self._kept = self._kept, None
+        if kept is None or kept.store is not res.store or kept.version != version:
+            return self._entity_vectors(res)
+        return self._refreshed(res, kept.keys, chunk_entities(res, chunk_ids))
+
     def _entity_vectors(self, res: Resources) -> EntityMatrix:
         """Every embedded entity with a long enough name, with its stored vector."""
         import numpy as np
 
-        from hygraph.graph.view import graph_view
-
-        names = graph_view(res.store).names([NodeKind.ENTITY])
+        names = res.store.node_names(NodeKind.ENTITY)
         usable = sorted(i for i, name in names.items() if self._named(name))
         found = res.stored_vectors(ENTITY_COLLECTION, usable)
         ids = [i for i in usable if i in found]
         dim = int(res.manifest.dim or 0)
         matrix = np.vstack([found[i] for i in ids]) if ids else np.zeros((0, dim), np.float32)
         return EntityMatrix(ids, matrix, {i: name_numbers(names[i]) for i in ids})
+
+    def _refreshed(self, res: Resources, keys: EntityMatrix, entity_ids: set[str]) -> EntityMatrix:
+        """``keys`` (changed in place) with the rows of ``entity_ids`` read again (added,
+        replaced or dropped) as :meth:`_entity_vectors` reads them; rows stay in id order."""
+        import numpy as np
+
+        if not entity_ids:
+            return keys
+        names = res.store.node_names(NodeKind.ENTITY, sorted(entity_ids))
+        usable = sorted(i for i, name in names.items() if self._named(name))
+        found = res.stored_vectors(ENTITY_COLLECTION, usable)
+        fresh = [i for i in usable if i in found]
+        old = sorted(r for r in map(keys.row, entity_ids) if r is not None)
+        if old:
+            keys.vectors = np.delete(keys.vectors, old, axis=0)
+            for r in reversed(old):
+                del keys.ids[r]
+        for i in entity_ids:
+            keys.numbers.pop(i, None)
+        if fresh:
+            at = [bisect_left(keys.ids, i) for i in fresh]  # positions among the kept rows
+            rows = np.vstack([found[i] for i in fresh]).astype(keys.vectors.dtype, copy=False)
+            keys.vectors = np.insert(keys.vectors, at, rows, axis=0)
+            for position, i in reversed(list(zip(at, fresh, strict=True))):
+                keys.ids.insert(position, i)  # the last first: earlier positions hold
+            keys.numbers.update((i, name_numbers(names[i])) for i in fresh)
+        return keys
 
     def _named(self, name: str) -> bool:
         return len(_ALNUM.sub("", name)) >= self.config.synonym_min_chars
@@ -124,12 +194,11 @@ class Synonyms(Layer):
         from hygraph.graph.algorithms.similar import similar_pairs
         from hygraph.graph.store import Edge
 
-        position = {e: i for i, e in enumerate(keys.ids)}
         wanted = sorted(set(entity_ids))
         if not wanted:
             return
         old = [(s, d, k) for e in wanted for s, d, k in self._edges_of(res, e)]
-        rows = [position[e] for e in wanted if e in position]
+        rows = [r for r in map(keys.row, wanted) if r is not None]
         pairs = similar_pairs(
             keys.vectors[rows], keys.vectors,
             threshold=self.config.synonym_threshold, cap=self.config.synonym_max,

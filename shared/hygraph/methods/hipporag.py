@@ -39,9 +39,11 @@ spec does not cover it, so it follows the paper and the authors' code ``HippoRAG
    entities and at every passage with weight 0.05 × its min-max normalised dense score
    (``passage_node_weight``, code); passages rank by PPR score.
 
-Facts are the ``relation-vectors`` layer's relation edges (``"subject label object:
-descriptions"``, one per entity pair, which for OpenIE triples is the triple as a
-sentence) rather than a second collection of raw triples. HippoRAG 2 needs no
+Facts are the ``fact-vectors`` layer's relation edges, one per entity pair, each
+embedded as its triple ``"subject label object"`` alone, as the authors' code embeds
+each distinct triple (code: ``src/hipporag/HippoRAG.py:320``, ``str(fact)``; we drop
+the tuple punctuation). The descriptions that ``relation-vectors`` adds cost several
+times as much to embed and did not change recall on MuSiQue. HippoRAG 2 needs no
 question entities, so it runs the same with or without an LLM.
 
 **Question entities** (hipporag, fastgraphrag): an LLM (our NER prompt) when one is
@@ -205,7 +207,7 @@ class HippoRAG2(Method):
         "HippoRAG 2: query-to-fact linking, LLM fact filter (when retrieval may use an LLM), "
         "PPR over entities and passages seeded by fact entities and dense scores"
     )
-    layers = ("chunks", "relation-vectors", "entity-vectors", "synonyms")
+    layers = ("chunks", "fact-vectors", "entity-vectors", "synonyms")
     recipe = (
         Step("question.embed"),
         Step("relationship.fact_link", {"k": "$link_top_k"}),

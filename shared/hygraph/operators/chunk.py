@@ -20,6 +20,7 @@ def _put(state: State, ranked: list[tuple[str, float]], into: str) -> None:
         state.chunks = ranked
     else:
         state.rankings[into] = [c for c, _ in ranked]
+        state.ranking_scores[into] = [float(s) for _, s in ranked]
 
 
 @operator("chunk.vdb", needs=("chunks",))

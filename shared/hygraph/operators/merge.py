@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hygraph.errors import ConfigError
-from hygraph.operators.fusion import reciprocal_rank_fusion
+from hygraph.operators.fusion import distribution_score_fusion, reciprocal_rank_fusion
 from hygraph.operators.registry import operator
 from hygraph.retrieval.context import Section
 from hygraph.retrieval.evidence import Evidence
@@ -13,6 +13,18 @@ from hygraph.retrieval.evidence import Evidence
 if TYPE_CHECKING:
     from hygraph.operators.state import State
     from hygraph.resources import Resources
+
+
+def _store(state: State, fused: list[tuple[str, float]], into: str) -> None:
+    """Put a fused ranking where ``into`` says: the chunks, the context's passage
+    ranking, or a named ranking (with its scores) for a later step."""
+    if into == "chunks":
+        state.chunks = fused
+    elif into == "ranking":
+        state.context.ranking = [c for c, _ in fused]
+    else:
+        state.rankings[into] = [c for c, _ in fused]
+        state.ranking_scores[into] = [s for _, s in fused]
 
 
 @operator("merge.rrf")
@@ -41,13 +53,34 @@ def rrf(
     for n, cut in enumerate(depths or []):
         if cut > 0:
             lists[n] = lists[n][:cut]
-    fused = reciprocal_rank_fusion(lists, k, weights)
-    if into == "chunks":
-        state.chunks = fused
-    elif into == "ranking":
-        state.context.ranking = [c for c, _ in fused]
-    else:
-        state.rankings[into] = [c for c, _ in fused]
+    _store(state, reciprocal_rank_fusion(lists, k, weights), into)
+
+
+@operator("merge.dbsf")
+def dbsf(
+    res: Resources,
+    state: State,
+    *,
+    rankings: list[str],
+    weights: list[float] | None = None,
+    depth: int = 0,
+    into: str = "chunks",
+) -> None:
+    """Distribution-based score fusion of named scored rankings (Qdrant's DBSF).
+
+    Each ranking's scores are rescaled by its own mean ± 3 standard deviations (over its
+    first ``depth`` items; 0: all) and summed, so the ranking whose best hit stands out
+    most leads for this question. A ranking stored without scores fuses by rank
+    (``1/rank``). ``into`` as for :func:`rrf`.
+    """
+    lists = []
+    for name in rankings:
+        ids = state.rankings.get(name, [])
+        scores = state.ranking_scores.get(name)
+        if scores is None or len(scores) != len(ids):
+            scores = [1.0 / r for r in range(1, len(ids) + 1)]
+        lists.append(list(zip(ids, scores, strict=True)))
+    _store(state, distribution_score_fusion(lists, weights, depth), into)
 
 
 def _names(text: str | list[str]) -> list[str]:
@@ -215,17 +248,24 @@ def union(
 
 
 def protect_ranks(
-    ranked: list[tuple[str, float]], first: list[str], *, top: int, factor: float
+    ranked: list[tuple[str, float]],
+    first: list[str],
+    *,
+    top: int,
+    factor: float,
+    keep: int = 0,
 ) -> list[tuple[str, float]]:
-    """``ranked`` with ``first[r-1]`` (``r ≤ top``) moved up to position ``⌊factor·r⌋`` at worst.
+    """``ranked`` with the first ranking's best passages held near the top.
 
-    A passage already that high, or higher, stays where it is; one lower (or absent) is
-    placed at its floor position and everything below shifts down one. Scores of moved
-    passages take the score of the passage they displace, so the list stays sorted.
+    ``first[r-1]`` ends at position ``r`` exactly when ``r ≤ keep`` (it keeps its rank)
+    and no lower than ``⌊factor·r⌋`` when ``keep < r ≤ top``. A passage already that
+    high, or higher, stays where it is; one lower (or absent) is placed at its floor
+    and everything below shifts down one. Scores of moved passages take the score of
+    the passage they displace, so the list stays sorted.
     """
     out = list(ranked)
-    for r, chunk in enumerate(first[:top], start=1):
-        floor = max(1, int(factor * r))
+    for r, chunk in enumerate(first[: max(top, keep)], start=1):
+        floor = r if r <= keep else max(1, int(factor * r))
         ids = [c for c, _ in out]
         if chunk in ids[:floor]:
             continue
@@ -237,17 +277,44 @@ def protect_ranks(
     return out
 
 
+def leaders(scores: list[float], *, keep: int, tie: float, tie_rank: int, most: int) -> int:
+    """How many of a ranking's best items lead it: the first ``keep``, and after them
+    each next one whose score is within ``tie · (s₁ − s_tie_rank)`` of the best score
+    (a near-tie at the top), up to ``most`` in all."""
+    count = min(keep, len(scores))
+    if count == 0 or tie <= 0 or len(scores) < 2:
+        return count
+    spread = scores[0] - scores[min(tie_rank, len(scores)) - 1]
+    while count < min(most, len(scores)) and scores[count] >= scores[0] - tie * spread:
+        count += 1
+    return count
+
+
 @operator("merge.protect")
 def protect(
-    res: Resources, state: State, *, ranking: str = "first", top: int = 3, factor: float = 2.0
+    res: Resources,
+    state: State,
+    *,
+    ranking: str = "first",
+    top: int = 3,
+    factor: float = 2.0,
+    keep: int = 0,
+    tie: float = 0.0,
+    tie_rank: int = 5,
 ) -> None:
-    """Keep a first stage's best passages near the top of the re-ranked ``state.chunks``.
+    """Keep a first stage's best passages at or near the top of the re-ranked ``state.chunks``.
 
-    The passage at rank ``r ≤ top`` of the named ranking ends no lower than ``factor·r``
-    (defaults: 1st → top 2, 2nd → top 4, 3rd → top 6): a re-ranker such as a graph walk
-    may promote other passages above it, but cannot push a strong first-stage hit out of
-    the top ranks. Does nothing when the ranking is missing.
+    The ranking's leaders keep their ranks: its first ``keep`` passages, and the next
+    ones (up to ``top``) whose first-stage score is a near-tie with the best (within
+    ``tie`` of the gap between the 1st and the ``tie_rank``-th score; needs the
+    ranking's scores). Any other passage at rank ``r ≤ top`` ends no lower than
+    ``factor·r`` (defaults: 1st → top 2, 2nd → top 4, 3rd → top 6): a re-ranker such as
+    a graph walk may promote other passages above it, but cannot push a strong
+    first-stage hit out of the top ranks. Does nothing when the ranking is missing.
     """
     first = state.rankings.get(ranking, [])
-    if first and top > 0:
-        state.chunks = protect_ranks(state.chunks, first, top=top, factor=factor)
+    if not first or (top <= 0 and keep <= 0):
+        return
+    scores = state.ranking_scores.get(ranking) or []
+    lead = leaders(scores, keep=keep, tie=tie, tie_rank=tie_rank, most=top) if scores else keep
+    state.chunks = protect_ranks(state.chunks, first, top=top, factor=factor, keep=lead)

@@ -64,6 +64,9 @@ log = logging.getLogger("hygraph")
 
 ENTITY_COLLECTION = "entities"  # the entity-vectors layer's collection
 RELATION_COLLECTION = "relations"  # the relation-vectors layer's collection
+#: Collections whose points are the relation edges, under ids ``"src|dst"``: the
+#: relation-vectors layer's and the fact-vectors layer's (``exact_scores`` reads both alike).
+EDGE_COLLECTIONS = (RELATION_COLLECTION, "facts")
 PPR_MODES = ("hipporag", "fastgraphrag")
 RECOGNITION_MODES = ("auto", "llm", "off")
 
@@ -82,11 +85,27 @@ def _chunk_count(res: Resources, state: State) -> int:
     return int(view.memo(("chunk-count",), lambda: len(view.store.chunk_ids())))
 
 
+def _best(scores: np.ndarray, k: int) -> np.ndarray:
+    """``np.argsort(-scores, kind="stable")[:k]`` (``k`` ≤ 0: all), without sorting them all.
+
+    The ``k`` best positions, best first, ties in position order, exactly as the stable
+    sort orders them (also at the ``k``-th score: of the positions tied there, the
+    earliest are kept), found by a partition and a sort of the ``k`` alone.
+    """
+    if not 0 < k < len(scores) // 4:
+        return np.argsort(-scores, kind="stable")[: k if k > 0 else None]
+    negated = -scores
+    kth = np.partition(negated, k - 1)[k - 1]
+    above = np.flatnonzero(negated < kth)
+    tied = np.flatnonzero(negated == kth)[: k - len(above)]
+    chosen = np.concatenate([above, tied])
+    return chosen[np.argsort(negated[chosen], kind="stable")]
+
+
 def _ranked(ids: list[str], scores: np.ndarray, k: int) -> list[tuple[str, float]]:
     """The ``k`` best positive scores (ties: earlier position first), as ``(id, score)``."""
-    order = np.argsort(-scores, kind="stable")
     out = []
-    for i in order[: k if k > 0 else len(order)]:
+    for i in _best(scores, k):
         if scores[i] <= 0:
             break
         out.append((ids[i], float(scores[i])))
@@ -162,7 +181,7 @@ def ppr(
         state.subgraph["ppr"] = np.zeros(len(walk.graph.ids))
         state.nodes = []
         return
-    scores = personalized_pagerank(walk.graph.transition, reset, damping=damping,
+    scores = personalized_pagerank(None, reset, damping=damping,
                                    transposed=walk.graph.transposed,
                                    dangling=walk.graph.dangling)  # fmt: skip
     state.subgraph["ppr"] = scores
@@ -219,38 +238,41 @@ def chunk_aggregator(
 def exact_scores(
     res: Resources, state: State, collection: str, query: np.ndarray
 ) -> tuple[list[str], np.ndarray]:
-    """Cosine of ``query`` to every vector of ``collection`` (``chunks`` or ``relations``).
+    """Cosine of ``query`` to every vector of ``collection`` (chunks, or relation edges).
 
     HippoRAG 2 normalises by the least and greatest score over *all* facts and passages,
     which a vector store's top-k search does not give (the least needs a second search
     with the negated query, and the passage prior a search as deep as the corpus). The
-    unit-normalised vectors are read once per graph version and vector count, and one
-    matrix product scores them all (a few milliseconds at 30,000 facts).
+    rows are the chunks in store order, or for a collection of relation edges
+    (``relations``, ``facts``: :data:`EDGE_COLLECTIONS`) the relation edges in store
+    order, each ``"src|dst"``; ids without a vector are left out. The unit-normalised
+    vectors are read once per graph version and write to the collection
+    (:meth:`~hygraph.resources.Resources.unit_matrix`, kept on disk for later
+    processes), and one matrix product scores them all (a few milliseconds at 30,000
+    facts).
     """
+    if not res.vectors.has_collection(collection):
+        return [], np.zeros(0, dtype=np.float32)
     view = state.view(res)
-    count = res.vectors.count(collection) if res.vectors.has_collection(collection) else 0
+    stamp = res.vector_stamp(collection)
+    written = stamp if stamp is not None else res.vectors.count(collection)
 
-    def make() -> tuple[list[str], np.ndarray]:
-        if collection == RELATION_COLLECTION:
-            ids = [relation_id(s, d) for s, d, _ in view.store.edge_rows([EdgeKind.RELATION])]
-        else:
-            ids = list(view.store.chunk_ids())
-        found = res.stored_vectors(collection, ids) if count else {}
-        kept = [i for i in ids if i in found]
-        if not kept:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        matrix = np.stack([np.asarray(found[i], dtype=np.float32) for i in kept])
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        return kept, matrix / np.where(norms > 0, norms, 1.0)
+    def ids() -> list[str]:
+        if collection in EDGE_COLLECTIONS:
+            return [relation_id(s, d) for s, d, _ in view.store.edge_rows([EdgeKind.RELATION])]
+        return view.store.chunk_ids()
 
-    ids, matrix = view.memo(("exact-vectors", collection, count), make)
-    if not ids:
+    ids_found, matrix = view.memo_current(
+        ("exact-vectors", collection), written,
+        lambda: res.unit_matrix(collection, view.version, ids),
+    )  # fmt: skip
+    if not ids_found:
         return [], np.zeros(0, dtype=np.float32)
     q = np.asarray(query, dtype=np.float32).ravel()
     norm = float(np.sqrt(q @ q))
     # einsum, not ``matrix @ q``: BLAS would run this on every core and leave its threads
     # spinning afterwards, which slowed the next query's embedding by a third on 2 cores.
-    return ids, np.einsum("ij,j->i", matrix, q / norm if norm > 0 else q)
+    return ids_found, np.einsum("ij,j->i", matrix, q / norm if norm > 0 else q)
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:
@@ -261,14 +283,17 @@ def _top(scores: np.ndarray, k: int) -> np.ndarray:
     return np.argsort(-scores, kind="stable")
 
 
-@operator("relationship.fact_link", needs=("relation-vectors",))
+@operator("relationship.fact_link", needs=("fact-vectors",))
 def fact_link(res: Resources, state: State, *, k: int = 5) -> None:
     """The ``k`` facts (relations) nearest to the question, min-max normalised over all facts.
 
-    Each ``Scored`` keeps the normalised score as ``value`` and the cosine as ``cosine``
-    (HippoRAG 2's query-to-fact linking).
+    Facts are the ``fact-vectors`` layer's relation edges, each embedded as its triple
+    alone. Each ``Scored`` keeps the normalised score as ``value`` and the cosine as
+    ``cosine`` (HippoRAG 2's query-to-fact linking).
     """
-    ids, scores = exact_scores(res, state, RELATION_COLLECTION, state.query_vector(res))
+    from hygraph.layers.fact_vectors import FACT_COLLECTION
+
+    ids, scores = exact_scores(res, state, FACT_COLLECTION, state.query_vector(res))
     if not ids:
         state.relationships = []
         return
@@ -381,9 +406,7 @@ def passage_ppr(
     if not ids:
         state.chunks = []
         return
-    order = _top(cosines, passage_pool if passage_pool > 0 else len(ids))
-    dense = [(ids[i], float(cosines[i])) for i in order]
-    low, high = float(cosines.min()), float(cosines.max())
+    pool = passage_pool if 0 < passage_pool < len(ids) else 0
     walk = passage_walk(state.view(res), synonyms=synonyms, pair_factor=pair_factor)
     position = walk.graph.position
     reset = np.zeros(len(walk.graph.ids), dtype=np.float64)
@@ -396,17 +419,25 @@ def passage_ppr(
             n = len(first)
             state.chunks = [(c, float(n - i)) for i, c in enumerate(first[: depth or None])]
         else:
-            state.chunks = dense[: depth or None]
+            order = _top(cosines, pool)[: depth or None] if pool else _best(cosines, depth)
+            state.chunks = [(ids[i], float(cosines[i])) for i in order]
         return
+    # Every passage (or the ``pool`` densest) restarts at passage_weight × its cosine
+    # min-max normalised over all passages, in float64 as Python floats would compute it.
+    low, high = float(cosines.min()), float(cosines.max())
     span = high - low
-    for chunk, score in dense:
-        if chunk in position:
-            normalised = (score - low) / span if span > 0 else 1.0
-            reset[position[chunk]] += passage_weight * normalised
+    at = walk.positions_of(ids)
+    chosen = _top(cosines, pool) if pool else np.flatnonzero(at >= 0)
+    chosen = chosen[at[chosen] >= 0]
+    if span > 0:
+        normalised = (cosines[chosen].astype(np.float64) - low) / span
+    else:
+        normalised = np.ones(len(chosen), dtype=np.float64)
+    reset[at[chosen]] += passage_weight * normalised
     for rank, chunk in enumerate(first, start=1):
         if chunk in position:
             reset[position[chunk]] += prior_weight * (prior_k + 1) / (prior_k + rank)
-    scores = personalized_pagerank(walk.graph.transition, reset, damping=damping,
+    scores = personalized_pagerank(None, reset, damping=damping,
                                    transposed=walk.graph.transposed,
                                    dangling=walk.graph.dangling)  # fmt: skip
     scores = np.where(walk.is_chunk, scores, 0.0)

@@ -72,6 +72,8 @@ class State:
     communities: list[Scored] = field(default_factory=list)
     subgraph: dict[str, Any] = field(default_factory=dict)
     rankings: dict[str, list[str]] = field(default_factory=dict)
+    #: The scores of a named ranking, where the step that made it had them (score fusion).
+    ranking_scores: dict[str, list[float]] = field(default_factory=dict)
     evidence: dict[str, list[Evidence]] = field(default_factory=dict)
     context: Context = field(default_factory=Context)
     trace: list[TraceStep] = field(default_factory=list)

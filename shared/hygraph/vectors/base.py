@@ -70,6 +70,17 @@ class VectorIndex(Protocol):
         """Stored vectors by graph id (missing ids are absent)."""
         ...
 
+    def vector_matrix(
+        self, name: str, ids: Sequence[str], *, release: bool = False
+    ) -> tuple[list[str], np.ndarray]:
+        """The stored vectors of ``ids`` as the rows of one float32 matrix, read in batches.
+
+        Returns the ids found, in the order given, and their rows (missing ids are left
+        out; none found: an empty ``0 × 0`` matrix). ``release``: what was loaded for
+        this read alone (an embedded shard) is let go after it.
+        """
+        ...
+
     def count(self, name: str) -> int: ...
 
     def close(self) -> None: ...
@@ -91,6 +102,47 @@ def record_vectors(records: Sequence[Any]) -> dict[str, np.ndarray]:
             vector = next(iter(vector.values()))
         out[record.payload["id"]] = np.asarray(vector, dtype=np.float32)
     return out
+
+
+def record_rows(
+    records: Sequence[Any], row_of: dict[str, int], out: np.ndarray | None, found: np.ndarray
+) -> np.ndarray | None:
+    """Copy one batch of retrieved records' vectors into ``out`` at their ids' rows.
+
+    ``out`` is the ``len(found) × dim`` float32 matrix being filled (None until the first
+    vector is seen: it is made then, its width the vector's); ``found`` marks the rows
+    filled. Returns ``out``. Reading a collection batch by batch this way holds one batch
+    of vectors as Python floats at a time (32 bytes a number), not the whole collection.
+    """
+    rows: list[int] = []
+    vectors: list[Any] = []
+    for record in records:
+        vector = record.vector
+        if isinstance(vector, dict):
+            vector = next(iter(vector.values()))
+        row = row_of.get(record.payload["id"])
+        if row is not None and vector is not None:
+            rows.append(row)
+            vectors.append(vector)
+    if not rows:
+        return out
+    batch = np.asarray(vectors, dtype=np.float32)
+    if out is None:
+        out = np.empty((len(found), batch.shape[1]), dtype=np.float32)
+    out[rows] = batch
+    found[rows] = True
+    return out
+
+
+def found_rows(
+    ids: Sequence[str], out: np.ndarray | None, found: np.ndarray
+) -> tuple[list[str], np.ndarray]:
+    """The ids whose rows were filled, in order, and those rows (see :func:`record_rows`)."""
+    if out is None:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    if found.all():
+        return list(ids), out
+    return [i for i, hit in zip(ids, found, strict=True) if hit], out[found]
 
 
 def as_vector_list(vector: np.ndarray) -> list[float]:

@@ -3,8 +3,13 @@
 This is the only module that imports ``qdrant_edge`` (it is pre-1.0; keeping it in
 one place keeps API changes cheap). Each collection is one Edge shard in its own
 folder under the index's ``qdrant/`` directory. Updates go through Qdrant's
-write-ahead log and are flushed after each upsert batch, so a build killed
-mid-way keeps what was written.
+write-ahead log before an upsert returns, so a process killed mid-way keeps what was
+written (loading a shard replays its log). Flushing (writing the segments and syncing
+them to disk, 50-150 ms a shard even when little changed) is what makes them survive a
+machine crash; it is done at most every ``FLUSH_INTERVAL_S`` seconds per shard, by the
+next write or by the watcher below once the shard is idle, and always when a shard is
+closed or handed over, so a stream of small inserts does not pay one flush per
+collection per document.
 
 **Sharing.** A shard folder can be loaded by one process at a time (Qdrant Edge locks
 it and has no read-only mode). Within a process, every :class:`EdgeVectorIndex` on the
@@ -30,6 +35,7 @@ within ``wait`` gets a one-line error naming the processes holding it. A Qdrant 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import threading
 import time
@@ -46,7 +52,9 @@ from hygraph.vectors.base import (
     VectorHit,
     Where,
     as_vector_list,
+    found_rows,
     point_id,
+    record_rows,
     record_vectors,
     with_graph_id,
 )
@@ -57,6 +65,13 @@ HOLDERS_DIR = ".holders"  # markers of processes holding shards (named in errors
 WAIT_ENV = "HYGRAPH_VECTORS_WAIT"
 DEFAULT_WAIT_S = 60.0
 WATCH_INTERVAL_S = 0.05  # how often an idle holder looks for waiting processes
+#: Most seconds a write stays unflushed (in Qdrant's write-ahead log only): a machine crash
+#: loses at most this much. Qdrant server's own default ``flush_interval_sec`` is 5.
+FLUSH_INTERVAL_S = 5.0
+#: A collection's write token (see :meth:`EdgeVectorIndex.stamp`), beside its shard.
+STAMP_FILE = "hygraph-writes"
+RETRIEVE_BATCH = 1024  # points read per call when reading vectors back
+_WRITES = itertools.count()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -102,7 +117,8 @@ class _Loaded:
     """A shard folder of this process, shared by its :class:`EdgeVectorIndex` objects.
 
     ``shard`` is None while the shard is given back to another process; ``busy`` counts
-    the operations using it (it is given back only when none is).
+    the operations using it (it is given back only when none is). ``dirty_since`` is
+    when the oldest write not yet flushed was made (None: nothing unflushed).
     """
 
     path: Path
@@ -112,6 +128,7 @@ class _Loaded:
     users: int = 0
     busy: int = 0
     lock: threading.RLock = field(default_factory=threading.RLock)
+    dirty_since: float | None = None
 
     @property
     def root(self) -> Path:
@@ -152,6 +169,37 @@ class _Loaded:
         if closed:
             _holding(self.root)
 
+    def unload_if_idle(self) -> None:
+        """Close the shard unless an operation of this process is using it (it loads
+        again, in about 30 ms, when next needed)."""
+        with self.lock:
+            closed = self.busy == 0 and self._close()
+        if closed:
+            _holding(self.root)
+
+    def wrote(self) -> None:
+        """Record a write (call holding ``lock``); flush if the oldest unflushed one is due."""
+        now = time.monotonic()
+        if self.dirty_since is None:
+            self.dirty_since = now
+        if now - self.dirty_since >= FLUSH_INTERVAL_S:
+            self.flush()
+
+    def flush(self) -> None:
+        """Flush the shard now if it holds unflushed writes (call holding ``lock``)."""
+        if self.shard is not None and self.dirty_since is not None:
+            self.shard.flush()
+        self.dirty_since = None
+
+    def flush_if_due(self) -> None:
+        """From the watcher: flush an idle shard whose oldest unflushed write is due."""
+        since = self.dirty_since
+        if since is None or time.monotonic() - since < FLUSH_INTERVAL_S:
+            return
+        with self.lock:
+            if self.busy == 0:
+                self.flush()
+
     def _close(self) -> bool:
         if self.shard is None:
             return False
@@ -160,6 +208,7 @@ class _Loaded:
         finally:
             self.shard.close()
             self.shard = None
+            self.dirty_since = None
         return True
 
 
@@ -201,6 +250,7 @@ class _Watcher:
             for loaded in held:
                 with contextlib.suppress(Exception):  # a shard closing under us: try later
                     loaded.yield_if_wanted()
+                    loaded.flush_if_due()
 
 
 def open_shard_count() -> int:
@@ -373,7 +423,15 @@ class EdgeVectorIndex:
         with self._use(name, write=True) as shard:
             for start in range(0, len(points), 1024):
                 shard.update(UpdateOperation.upsert_points(points[start : start + 1024]))
-            shard.flush()
+            self._loaded(name).wrote()  # in the write-ahead log now; flushed when due
+        self._wrote(name)
+
+    def flush(self) -> None:
+        """Flush every shard of this instance that holds unflushed writes (before copying
+        the folder, for example; closing flushes as well)."""
+        for loaded in list(self._shards.values()):
+            with loaded.lock:
+                loaded.flush()
 
     def search(
         self, name: str, vector: np.ndarray, k: int, *, where: Where | None = None
@@ -399,6 +457,7 @@ class EdgeVectorIndex:
         with self._use(name, write=True) as shard:
             shard.update(UpdateOperation.delete_points([point_id(i) for i in ids]))
             shard.flush()
+        self._wrote(name)
 
     def _retrieve(self, name: str, ids: Sequence[str], with_vector: bool) -> list[Any]:
         if not ids or not self.has_collection(name):
@@ -416,6 +475,50 @@ class EdgeVectorIndex:
 
     def vectors(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         return record_vectors(self._retrieve(name, ids, True))
+
+    def vector_matrix(
+        self, name: str, ids: Sequence[str], *, release: bool = False
+    ) -> tuple[list[str], np.ndarray]:
+        ids = list(dict.fromkeys(ids))
+        if not ids or not self.has_collection(name):
+            return [], np.zeros((0, 0), dtype=np.float32)
+        row_of = {i: n for n, i in enumerate(ids)}
+        found = np.zeros(len(ids), dtype=bool)
+        out = None
+        loaded = self._loaded(name)
+        was_loaded = loaded.shard is not None
+        with self._use(name) as shard:
+            for start in range(0, len(ids), RETRIEVE_BATCH):
+                batch = [point_id(i) for i in ids[start : start + RETRIEVE_BATCH]]
+                records = shard.retrieve(batch, with_payload=["id"], with_vector=True)
+                out = record_rows(records, row_of, out, found)
+        if release and not was_loaded:
+            # Loaded for this read alone (a whole collection copied out to be kept apart):
+            # its memory-mapped segments, which the read made resident, are let go.
+            loaded.unload_if_idle()
+        return found_rows(ids, out, found)
+
+    def stamp(self, name: str) -> str:
+        """A token that changes whenever any process writes to collection ``name``.
+
+        Every upsert and delete through this class replaces it once the write is in
+        Qdrant's log, so a cache of the collection's vectors (see
+        :meth:`hygraph.resources.Resources.unit_matrix`) that notes the token when it is
+        made, before reading them, is current while the token is the same. "" when the
+        collection was never written by a version that keeps it.
+        """
+        try:
+            return (self._path(name) / STAMP_FILE).read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            return ""
+
+    def _wrote(self, name: str) -> None:
+        """Replace the collection's write token (after a write; see :meth:`stamp`)."""
+        path = self._path(name) / STAMP_FILE
+        token = f"{time.time_ns()}-{os.getpid()}-{threading.get_ident()}-{next(_WRITES)}"
+        tmp = path.with_name(f".{STAMP_FILE}.{os.getpid()}.{threading.get_ident()}")
+        tmp.write_text(token, encoding="utf-8")
+        os.replace(tmp, path)
 
     def count(self, name: str) -> int:
         if not self.has_collection(name):
@@ -436,4 +539,5 @@ class EdgeVectorIndex:
                 elif loaded.shard is not None:
                     with loaded.lock:
                         loaded.shard.flush()
+                        loaded.dirty_since = None
             self._shards.clear()

@@ -37,7 +37,9 @@ from hygraph.vectors.base import (
     VectorHit,
     Where,
     as_vector_list,
+    found_rows,
     point_id,
+    record_rows,
     record_vectors,
     with_graph_id,
 )
@@ -260,6 +262,18 @@ class ServerVectorIndex:
 
     def vectors(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         return record_vectors(self._retrieve(name, ids, True))
+
+    def vector_matrix(
+        self, name: str, ids: Sequence[str], *, release: bool = False
+    ) -> tuple[list[str], np.ndarray]:
+        ids = list(dict.fromkeys(ids))  # (``release``: nothing is held here to let go)
+        row_of = {i: n for n, i in enumerate(ids)}
+        found = np.zeros(len(ids), dtype=bool)
+        out = None
+        for start in range(0, len(ids), 512):  # one request's records as floats at a time
+            records = self._retrieve(name, ids[start : start + 512], True)
+            out = record_rows(records, row_of, out, found)
+        return found_rows(ids, out, found)
 
     def count(self, name: str) -> int:
         if not self.has_collection(name):

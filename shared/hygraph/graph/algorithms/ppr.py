@@ -22,7 +22,7 @@ once per graph version (:func:`transition_transpose`) and reused across queries.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 from scipy import sparse
@@ -39,7 +39,7 @@ def transition_matrix(adjacency: sparse.spmatrix) -> sparse.csr_matrix:
 
 
 def personalized_pagerank(
-    transition: sparse.csr_matrix,
+    transition: sparse.csr_matrix | None,
     seeds: Mapping[int, float] | np.ndarray,
     *,
     damping: float = 0.5,
@@ -58,9 +58,12 @@ def personalized_pagerank(
         damping: probability of following an edge (HippoRAG uses 0.5).
         iterations: a fixed number of steps (shallow PPR); None iterates to ``tol``.
         transposed, dangling: ``transition.T`` as CSR and the mask of its zero rows, when
-            the caller keeps them per graph (they are computed here otherwise).
+            the caller keeps them per graph (they are computed here otherwise). With
+            both, ``transition`` may be None (a graph need not keep ``P`` beside ``Pᵀ``).
     """
-    n = transition.shape[0]
+    if transition is None and (transposed is None or dangling is None):
+        raise ValueError("personalized_pagerank needs transition, or transposed and dangling")
+    n = transition.shape[0] if transition is not None else transposed.shape[0]
     if isinstance(seeds, Mapping):
         reset = np.zeros(n, dtype=np.float64)
         for i, w in seeds.items():
@@ -78,17 +81,64 @@ def personalized_pagerank(
     if dangling is None:
         dangling = np.asarray(transition.sum(axis=1)).ravel() == 0
     forward = transposed if transposed is not None else transition.T.tocsr()
+    dangling = np.asarray(dangling)
+    # The loop below computes, step for step and rounding for rounding, what
+    #     walked = forward @ p; walked += p[dangling].sum() * reset
+    #     new = (1 - damping) * reset + damping * walked; done = |new - p|.sum() < tol
+    # computes, in three buffers made once (no arrays allocated per step) and with the
+    # sparse product written into one (scipy's own kernel, without its per-call checks).
+    dangling_at = np.flatnonzero(dangling) if dangling.dtype == bool else np.asarray(dangling)
+    matvec = _matvec_into(forward)
+    restart = (1.0 - damping) * reset
     p = reset.copy()
+    new = np.empty(n, dtype=np.float64)
+    scratch = np.empty(n, dtype=np.float64)
     steps = iterations if iterations is not None else max_iterations
     for _ in range(steps):
-        walked = forward @ p
-        walked += p[dangling].sum() * reset  # dangling mass restarts at the seeds
-        new = (1.0 - damping) * reset + damping * walked
-        done = iterations is None and np.abs(new - p).sum() < tol
-        p = new
+        matvec(p, new)
+        if dangling_at.size:  # dangling mass restarts at the seeds
+            np.multiply(reset, p[dangling_at].sum(), out=scratch)
+            new += scratch
+        new *= damping
+        new += restart
+        done = False
+        if iterations is None:
+            np.subtract(new, p, out=scratch)
+            np.abs(scratch, out=scratch)
+            done = scratch.sum() < tol
+        p, new = new, p
         if done:
             break
     return p
+
+
+def _matvec_into(matrix: sparse.csr_matrix) -> Callable[[np.ndarray, np.ndarray], None]:
+    """``f(x, out)`` setting ``out = matrix @ x`` (float64), as scipy's ``@`` computes it.
+
+    scipy's ``@`` zeroes a new vector and runs its compiled ``csr_matvec`` into it; this
+    runs the same kernel into ``out``, without the checks and the allocation that cost as
+    much as the product itself on a graph of a few thousand nodes. Where that kernel is
+    not importable (it is not scipy's public API), ``@`` is used.
+    """
+    matrix = sparse.csr_matrix(matrix)
+    rows, cols = matrix.shape
+    try:
+        from scipy.sparse._sparsetools import csr_matvec
+    except ImportError:  # pragma: no cover - a scipy without the kernel under this name
+        csr_matvec = None
+    if csr_matvec is None or matrix.dtype != np.float64:
+
+        def plain(x: np.ndarray, out: np.ndarray) -> None:
+            out[:] = matrix @ x
+
+        return plain
+    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+
+    def kernel(x: np.ndarray, out: np.ndarray) -> None:
+        out.fill(0.0)
+        csr_matvec(rows, cols, indptr, indices, data, x, out)
+
+    return kernel
 
 
 def symmetric_adjacency(n: int, edges: Iterable[tuple[int, int, float]]) -> sparse.csr_matrix:
@@ -102,11 +152,29 @@ def symmetric_adjacency(n: int, edges: Iterable[tuple[int, int, float]]) -> spar
     cols: list[int] = []
     data: list[float] = []
     for i, j, w in edges:
-        if i == j:
-            continue
-        rows.extend((i, j))
-        cols.extend((j, i))
-        data.extend((float(w), float(w)))
+        rows.append(i)
+        cols.append(j)
+        data.append(float(w))
+    return symmetric_adjacency_of(
+        n, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
+        np.array(data, dtype=np.float64),
+    )  # fmt: skip
+
+
+def symmetric_adjacency_of(
+    n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray
+) -> sparse.csr_matrix:
+    """:func:`symmetric_adjacency` of edges given as three arrays (positions and weights).
+
+    The entries are laid out as the edge list's loop lays them out (``(i, j)`` then
+    ``(j, i)`` for each edge in turn), so repeated pairs sum in the same order and the
+    matrix is the same to the last bit, without a Python number per entry.
+    """
+    keep = src != dst
+    src, dst, weight = src[keep], dst[keep], np.asarray(weight, dtype=np.float64)[keep]
+    rows = np.column_stack((src, dst)).ravel()
+    cols = np.column_stack((dst, src)).ravel()
+    data = np.repeat(weight, 2)
     matrix = sparse.coo_matrix((data, (rows, cols)), shape=(n, n), dtype=np.float64)
     return matrix.tocsr()  # COO → CSR sums duplicate entries
 

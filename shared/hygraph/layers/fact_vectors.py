@@ -1,0 +1,119 @@
+"""``fact-vectors``: one vector per relation edge, embedded as the fact triple alone (``facts``).
+
+HippoRAG 2 links a question to facts by embedding each distinct OpenIE triple on its
+own (code: ``src/hipporag/HippoRAG.py:320`` embeds ``str(fact)`` for the triples that
+``utils/misc_utils.py:123`` ``flatten_facts`` makes distinct). Here a fact is a relation
+edge of the entity graph embedded as ``"source label target"`` (display names; the
+edge's label, or "related to"; ours: without the tuple punctuation), under the id
+``"source|target"`` that ``relation-vectors`` uses. It is ``relation-vectors`` without
+the descriptions: a triple is a few words where ``"source label target: descriptions"``
+runs to a sentence or more, so it costs a fraction to embed, and the descriptions do
+not change it.
+
+Edges can share a text (two entities with one display name); each distinct text is
+embedded once and its vector stored under every id that has it.
+
+Incremental: the relation edges named by new chunks are embedded again only when their
+text changed (a new chunk can change an edge's label or an entity's display name).
+The digest of the text each vector was embedded from is kept as the progress items
+``"id<TAB>digest"`` of ``fact-vectors:texts``; a build that replaced a digest rewrites
+them once at its end, and an id left with two digests (a build killed before that)
+counts as not embedded, so it is embedded again when a chunk next names it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+from hygraph.layers.base import register_layer
+from hygraph.layers.relation_vectors import RelationVectors
+
+if TYPE_CHECKING:
+    from hygraph.graph.store import DeleteResult, Edge
+    from hygraph.resources import Resources
+
+FACT_COLLECTION = "facts"
+TEXTS_TASK = "fact-vectors:texts"
+
+
+def fact_text(src_name: str, label: str, dst_name: str) -> str:
+    """What a fact is embedded as: the triple ``"source label target"``."""
+    return f"{src_name} {label or 'related to'} {dst_name}"
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+@register_layer
+class FactVectors(RelationVectors):
+    name = "fact-vectors"
+    description = "fact vectors (the triple 'source label target' alone, HippoRAG 2) in 'facts'"
+    collections = (FACT_COLLECTION,)
+    task = "layer:fact-vectors"
+    collection = FACT_COLLECTION
+    ids_task = "fact-vectors:ids"
+    #: Progress items ``"id<TAB>digest"``: the text each stored vector was embedded from.
+    texts_task: ClassVar[str] = TEXTS_TASK
+
+    _digests: dict[str, str] | None = None  # id → digest, read once per insert or delete
+    _replaced = False  # a digest was replaced (or found twice): rewrite the items at the end
+
+    def text(self, edge: Edge, src_name: str, dst_name: str) -> str:
+        return fact_text(src_name, str(edge.data.get("label", "")), dst_name)
+
+    def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
+        self._digests = None
+        try:
+            super().insert(res, chunk_ids)
+        finally:
+            self._write_digests(res)
+
+    def delete(self, res: Resources, removed: DeleteResult) -> None:
+        self._digests = None
+        try:
+            super().delete(res, removed)  # drops gone vectors, re-embeds touched changed edges
+        finally:
+            self._known(res)
+            self._replaced = True  # keep only the digests of the ids still embedded
+            self._write_digests(res, keep=res.store.done_items(self.ids_task))
+
+    def reset(self, res: Resources) -> None:
+        super().reset(res)
+        res.store.clear_progress(self.texts_task)
+        self._digests, self._replaced = None, False
+
+    def store_texts(self, res: Resources, texts: dict[str, str]) -> None:
+        """Embed the facts whose text is not the one their stored vector was embedded from."""
+        known = self._known(res)
+        todo = {i: t for i, t in texts.items() if known.get(i) != text_digest(t)}
+        if not todo:
+            return
+        super().store_texts(res, todo)  # each distinct text embedded once (upsert_vectors)
+        self._replaced |= any(i in known for i in todo)
+        known.update((i, text_digest(t)) for i, t in todo.items())
+        res.store.mark_done(self.texts_task, [f"{i}\t{known[i]}" for i in todo])
+
+    def _known(self, res: Resources) -> dict[str, str]:
+        """Id → digest of its vector's text; an id with two digests is left out (unsure)."""
+        if self._digests is None:
+            seen: dict[str, str | None] = {}
+            for item in res.store.done_items(self.texts_task):
+                rid, _, digest = item.rpartition("\t")
+                seen[rid] = None if rid in seen else digest
+            self._digests = {i: d for i, d in seen.items() if d is not None}
+            self._replaced = len(self._digests) < len(seen)
+        return self._digests
+
+    def _write_digests(self, res: Resources, keep: set[str] | None = None) -> None:
+        """Rewrite the digest items when one was replaced (each id keeps its current one)."""
+        known, replaced = self._digests, self._replaced
+        self._digests, self._replaced = None, False
+        if known is None or not replaced:
+            return
+        items = [f"{i}\t{d}" for i, d in known.items() if keep is None or i in keep]
+        with res.store.transaction():
+            res.store.clear_progress(self.texts_task)
+            res.store.mark_done(self.texts_task, items)
