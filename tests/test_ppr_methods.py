@@ -34,6 +34,7 @@ from hygraph.graph.ppr_views import entity_walk, passage_walk
 from hygraph.graph.store import Edge, GraphStore, Node
 from hygraph.graph.view import graph_view
 from hygraph.ingest import Chunker, Document
+from hygraph.layers.fact_vectors import FactVectors
 from hygraph.layers.relation_vectors import RelationVectors
 from hygraph.layers.synonyms import Synonyms, name_numbers
 from hygraph.methods.base import get_method
@@ -113,6 +114,7 @@ def kg(tmp_path_factory) -> SimpleNamespace:
     res.upsert_vectors("chunks", ids, [texts[c] for c in ids], [{"kind": "chunk"}] * len(ids))
     res.upsert_vectors("entities", list(NAMES), list(NAMES.values()), [{"kind": "entity"}] * 5)
     RelationVectors().embed(res, [(s, t, EdgeKind.RELATION) for s, t, _, _ in RELATIONS])
+    FactVectors().embed(res, [(s, t, EdgeKind.RELATION) for s, t, _, _ in RELATIONS])
     Synonyms().link(res, list(NAMES), Synonyms()._entity_vectors(res))
     return SimpleNamespace(store=store, vectors=vectors, res=res, chunk=chunk, root=root)
 
