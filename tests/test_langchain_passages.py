@@ -283,10 +283,15 @@ def test_mmr_over_the_passage_vectors(tmp_path, minilm):
         Document(page_content=(sample_dir() / name).read_text(), metadata={"source": name})
         for name in ("ilse-marrow.md", "colworth-university.md", "dunmere.md", "harrowby.md")
     ]
-    copy = docs[0].page_content.replace("civil engineer", "civil engineer and designer")
+    # One word changed: the copy stays one chunk (a 240-token window), as the original is.
+    copy = docs[0].page_content.replace("civil engineer", "civil designer")
     docs.append(Document(page_content=copy, metadata={"source": "ilse-marrow-copy.md"}))
     with HyGraphRetriever.from_documents(
-        docs, HyGraphEmbeddings(minilm), method="vanilla", persist_dir=tmp_path / "i"
+        docs,
+        HyGraphEmbeddings(minilm),
+        method="vanilla",
+        persist_dir=tmp_path / "i",
+        chunk_mode="tokens",
     ) as similar:
         question = "Who designed the Caddow Bridge?"
         plain = top_sources(similar.invoke(question, k=2))
