@@ -172,6 +172,77 @@ def test_best_is_the_stable_sort_prefix(k):
         assert _ranked(ids, scores, k) == plain_ranked(ids, scores, k)
 
 
+def plain_walk_graph(rows: list[tuple[str, str, float]], nodes: list[str]) -> tuple[Any, ...]:
+    """``build_walk_graph`` as it was written before: Python lists of every entry."""
+    position: dict[str, int] = {}
+    for src, dst, _ in rows:
+        position.setdefault(src, len(position))
+        position.setdefault(dst, len(position))
+    for node_id in nodes:
+        position.setdefault(node_id, len(position))
+    r: list[int] = []
+    c: list[int] = []
+    data: list[float] = []
+    for s, d, w in rows:
+        i, j = position[s], position[d]
+        if i != j:
+            r.extend((i, j))
+            c.extend((j, i))
+            data.extend((float(w), float(w)))
+    matrix = sparse.coo_matrix((data, (r, c)), shape=(len(position),) * 2, dtype=np.float64)
+    return list(position), matrix.tocsr()
+
+
+def same_csr(a: Any, b: Any) -> bool:
+    """Equal to the last bit: shape, index dtype, layout and values."""
+    return (a.shape == b.shape and a.indices.dtype == b.indices.dtype
+            and np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+            and np.array_equal(a.data, b.data))  # fmt: skip
+
+
+def test_walk_graphs_from_arrays_equal_the_list_built_ones(monkeypatch):
+    from hygraph.graph import view as view_module
+
+    monkeypatch.setattr(view_module, "STREAM_BATCH", 7)  # rows kept in several batches
+    rng = np.random.default_rng(5)
+    names = [f"n{i}" for i in range(60)]
+    parts = [
+        [(names[a], names[b], float(w)) for a, b, w in
+         zip(rng.integers(0, 60, 80), rng.integers(0, 60, 80), rng.random(80) * 3, strict=True)]
+        for _ in range(3)
+    ]  # fmt: skip
+    parts[1] += [("n1", "n1", 1.0), ("n2", "n3", 0.5), ("n3", "n2", 0.5), ("n2", "n3", 0.25)]
+    builder = view_module.WalkGraphBuilder()
+    builder.add(parts[0])
+    builder.add(parts[1], factor=2.0)
+    builder.add(parts[2], weight=1.0)
+    graph = builder.build(["n59", "lonely", "n0"])
+    scaled = [(s, d, 2.0 * w) for s, d, w in parts[1]]
+    ids, matrix = plain_walk_graph(parts[0] + scaled + [(s, d, 1.0) for s, d, _ in parts[2]],
+                                   ["n59", "lonely", "n0"])  # fmt: skip
+    assert graph.ids == ids and graph.position == {i: n for n, i in enumerate(ids)}
+    assert same_csr(graph.adjacency, matrix)
+    ids, matrix = plain_walk_graph(parts[0], [])
+    assert same_csr(view_module.build_walk_graph(parts[0]).adjacency, matrix)
+    a, b, w = rng.integers(0, 9, 30), rng.integers(0, 9, 30), rng.random(30)
+    edges = [(int(i), int(j), float(x)) for i, j, x in zip(a, b, w, strict=True)]
+    named = [(str(i), str(j), x) for i, j, x in edges]
+    ids, want = plain_walk_graph(named, [str(i) for i in range(9)])
+    at = {int(node): n for n, node in enumerate(ids)}  # the edges on the plain positions
+    assert same_csr(symmetric_adjacency(9, ((at[i], at[j], x) for i, j, x in edges)), want)
+    assert symmetric_adjacency(4, []).nnz == 0
+
+
+def test_a_view_streams_the_rows_the_store_lists(kg, monkeypatch):  # noqa: F811
+    from hygraph.graph import view as view_module
+
+    monkeypatch.setattr(view_module, "STREAM_BATCH", 2)
+    view = graph_view(kg.store)
+    for kinds in ([EdgeKind.RELATION], [EdgeKind.MENTION], [EdgeKind.MENTION, EdgeKind.SYNONYM]):
+        assert list(view.edge_rows(kinds)) == kg.store.edge_rows(kinds)
+    assert list(view.provenance_rows("entity")) == kg.store.provenance_of_kind("entity")
+
+
 # --------------------------------------------------------------------------- chunk.ppr
 
 

@@ -171,7 +171,9 @@ def symmetric_adjacency_of(
     matrix is the same to the last bit, without a Python number per entry.
     """
     keep = src != dst
-    src, dst, weight = src[keep], dst[keep], np.asarray(weight, dtype=np.float64)[keep]
+    index = np.int32 if n < np.iinfo(np.int32).max else np.int64  # scipy's own choice
+    src, dst = src[keep].astype(index, copy=False), dst[keep].astype(index, copy=False)
+    weight = np.asarray(weight, dtype=np.float64)[keep]
     rows = np.column_stack((src, dst)).ravel()
     cols = np.column_stack((dst, src)).ravel()
     data = np.repeat(weight, 2)
