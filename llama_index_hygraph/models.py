@@ -18,10 +18,11 @@ while query and chat engines may still use it to "answer". A model of another fr
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core import Settings
+from llama_index.core import MockEmbedding, Settings
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM as LlamaLLM
@@ -31,6 +32,8 @@ from pydantic import PrivateAttr
 from hygraph.errors import ModelError
 from hygraph.models.adapters import ForeignEmbedder
 from hygraph.models.base import LLM, Embedder, LLMResponse, Message
+
+log = logging.getLogger("hygraph")
 
 _ROLES = {
     "system": MessageRole.SYSTEM,
@@ -161,6 +164,21 @@ def resolve_embedder(embed_model: Any = None) -> Embedder | str | None:
     """The core embedder for an argument, ``Settings.embed_model``, or None (index default)."""
     if embed_model is None:
         embed_model = Settings._embed_model  # set by the user, or None (never the default)
+        if isinstance(embed_model, MockEmbedding):
+            # ``Settings.embed_model = None`` installs a MockEmbedding (constant vectors of
+            # dimension 1): an index built on it ranks nothing. It means "no paid
+            # embedding calls", which the bundled offline model also keeps.
+            log.warning(
+                "Settings.embed_model is LlamaIndex's MockEmbedding (embeddings disabled); "
+                "hygraph embeds with its bundled offline model instead. Pass "
+                "embed_model=MockEmbedding(...) to the index to really use the mock"
+            )
+            return None
+    elif isinstance(embed_model, MockEmbedding):
+        log.warning(
+            "embed_model is a MockEmbedding: every text gets the same vector, so dense "
+            "retrieval ranks nothing (fine for tests of plumbing, not of results)"
+        )
     if embed_model is None or isinstance(embed_model, str):
         return embed_model
     if isinstance(embed_model, HyGraphEmbedding):

@@ -341,7 +341,9 @@ def test_agent_check_stops_only_on_yes(kg):
         assert (run.stop, run.failures) == (stop, failures), reply
     # The prompt shows each path once, inner paths dropped.
     shown = llm.calls[0][0][-1]["content"]
-    assert shown.endswith("Paths found so far:\n- Dara -[works at]-> Bell -[located in]-> Cobb")
+    assert shown.endswith(
+        'Paths found so far:\n"""\n- Dara -[works at]-> Bell -[located in]-> Cobb\n"""'
+    )
 
 
 # --------------------------------------------------------------------------- prompts, parsers

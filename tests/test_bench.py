@@ -129,6 +129,20 @@ def test_bench_end_to_end_on_the_sample(tmp_path, sample_path, capsys):
         r["id"] for i, r in enumerate(vanilla["rows"]) if i in (0, 1, 2, 4)
     ]
     assert part["main"]["base_build"]["reused"] is True
+    assert part["config"]["chunk_mode"] == "sentences"
+
+    # Token windows are their own index beside the sentence-chunked one, never a reuse.
+    assert main([*args, "--chunker", "tokens", "--questions", "1-2"]) == 0
+    tokens = json.loads(out.read_text())
+    assert tokens["config"]["chunk_mode"] == "tokens"
+    assert tokens["main"]["base_build"]["reused"] is False
+    modes = {
+        json.loads((p / "manifest.json").read_text()).get("chunk_mode")
+        for p in (tmp_path / "work").iterdir()
+        if (p / "manifest.json").exists()
+    }
+    assert modes == {"sentences", "tokens"}
+    assert "by tokens" in report.read_text()
 
 
 def test_question_selection_and_wins_ties_losses():

@@ -402,7 +402,9 @@ def test_parse_triples() -> None:
     ]
     assert bad == 5
     assert parse_triples('[["x", "r", "y"]]') == ([("x", "r", "y")], 0)
-    assert parse_triples('{"triples": [["x", "r", "y"],]') == ([("x", "r", "y")], 0)
+    assert parse_triples('{"triples": [["x", "r", "y"],]}') == ([("x", "r", "y")], 0)
+    with pytest.raises(ParseError, match="cut off"):  # the closing brace never came
+        parse_triples('{"triples": [["x", "r", "y"],]')
     with pytest.raises(ParseError):
         parse_triples('{"entities": ["x"]}')
 
@@ -777,3 +779,31 @@ def test_scripted_llm_satisfies_the_protocol() -> None:
     llm = ScriptedLLM(["hi"])
     assert isinstance(llm, LLM)
     assert llm.complete([{"role": "user", "content": "x"}], temperature=0).text == "hi"
+
+
+def test_a_reply_cut_off_mid_json_is_not_stored_even_when_marked_stop(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server that stops mid-answer but reports ``finish_reason: stop``: the JSON is
+    closed by nobody, so the chunk fails (stays pending) instead of keeping one entity
+    of eight; the next build's whole reply is the one stored."""
+    cut = PERFECT[: PERFECT.index("Charles Babbage") + 8]  # inside the third entity
+    assert json.loads(PERFECT) and cut.count("{") > cut.count("}")
+    inner = ScriptedLLM([cut, PERFECT])  # both answered with finish_reason "stop"
+    cached = CachedLLM(inner, DiskCache(tmp_path / "llm.sqlite"))
+    extractor = UnifiedLLMExtractor(cached, baseline=_silent_baseline())
+    with caplog.at_level(logging.WARNING, logger="hygraph"):
+        assert extractor.extract([chunk(0)]) == []
+    assert extractor.stats.failed_chunks == 1 and len(cached.cache) == 0
+    assert any("cut off" in r.getMessage() for r in caplog.records)
+    [whole] = extractor.extract([chunk(0)])
+    assert names(whole) == ["Ada Lovelace", "Analytical Engine", "Charles Babbage"]
+    assert len(whole.relations) == 2
+
+
+def test_parse_json_payload_whole_refuses_what_it_would_repair() -> None:
+    assert parse_json_payload(TRUNCATED)["entities"]  # tolerant by default
+    with pytest.raises(ParseError, match="cut off"):
+        parse_json_payload(TRUNCATED, whole=True)
+    assert parse_json_payload(PERFECT, whole=True)["entities"]
+    assert parse_json_payload(SLOPPY, whole=True)  # trailing commas etc. are not a cut

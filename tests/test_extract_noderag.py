@@ -291,12 +291,17 @@ def test_parse_variants_and_malformed_items() -> None:
         '{"semantic_units": [{"semantic_unit": "Ada met Bo.", "entities": ["ADA", "BO"]}]}',
         '{"result": {"Output": [{"semantic_unit": "Ada met Bo.", "entities": ["ADA", "BO"]}]}}',
         '{"semantic_unit": "Ada met Bo.", "entities": ["ada", "bo"]}',
-        "{'Output': [{'semantic_unit': 'Ada met Bo.', 'entities': ['ADA', 'BO'],}]",  # cut off
+        "{'Output': [{'semantic_unit': 'Ada met Bo.', 'entities': ['ADA', 'BO'],}]}",  # sloppy
     ],
 )
 def test_unit_list_locations(reply: str) -> None:
     out, _, _ = parse_decomposition(reply, "c")
     assert [(u.text, u.entities) for u in out.units] == [("Ada met Bo.", ["ADA", "BO"])]
+
+
+def test_a_cut_off_decomposition_is_not_taken_for_a_whole_one() -> None:
+    with pytest.raises(ParseError, match="cut off"):
+        parse_decomposition("{'Output': [{'semantic_unit': 'Ada met Bo.', 'entities': ['A", "c")
 
 
 @pytest.mark.parametrize("reply", [EMPTY_OUTPUT, "[]", '```json\n{"output": []}\n```'])

@@ -528,10 +528,73 @@ def test_fuzz_load_dataset(text: str | None) -> None:
     check("load_dataset", lambda: _dataset(text), Dataset, (InputError,), text)
 
 
+# --------------------------------------------------------------------------- user structures
+# Filters and recipes come from users (a LangChain ``filter=``, a YAML file): any shape
+# must give a boolean / a method, or a ConfigError, never another exception.
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True),
+                     st.text(max_size=5))  # fmt: skip
+_FILTER_KEYS = st.sampled_from(["year", "topic", "$and", "$or", "$in", "$gt", "$eq", "$nin",
+                                "$lte", "$not", "a"])  # fmt: skip
+_JSONISH = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(_FILTER_KEYS, inner, max_size=3)),
+    max_leaves=12,
+)  # fmt: skip
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(["year", "topic", "a"]), _SCALARS, max_size=3),
+       st.one_of(_JSONISH, st.dictionaries(_FILTER_KEYS, _JSONISH, max_size=3)))  # fmt: skip
+def test_fuzz_match_filters(metadata: dict[str, Any], filters: Any) -> None:
+    from hygraph.errors import ConfigError
+    from hygraph.filters import match_filters
+
+    check("match_filters", lambda: match_filters(metadata, filters), bool, (ConfigError,),
+          filters)  # fmt: skip
+
+
+_RECIPE_VALUES = st.one_of(_JSONISH, st.just(["chunks"]), st.just("fuzzed"),
+                           st.just([{"op": "question.embed"}, {"op": "chunk.vdb"}]))  # fmt: skip
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(["name", "layers", "steps", "config", "description",
+                                        "answer_prompt", "generation", "when"]),
+                       _RECIPE_VALUES, max_size=6))  # fmt: skip
+def test_fuzz_recipe_method(data: dict[str, Any]) -> None:
+    from hygraph.errors import ConfigError
+    from hygraph.methods.base import _REGISTRY
+    from hygraph.methods.recipes import recipe_method
+
+    data = {"name": "fuzzed", **data} if "name" not in data else data
+    before = dict(_REGISTRY)
+    try:
+        check("recipe_method", lambda: recipe_method(data, "fuzz.yaml"), type, (ConfigError,),
+              data)  # fmt: skip
+    finally:  # a recipe that loads is registered: keep other tests' method lists as they were
+        _REGISTRY.clear()
+        _REGISTRY.update(before)
+
+
 # --------------------------------------------------------------------------- known crashes
 
 DEEP_LIST = "[" * 1000  # json's C decoder hits the recursion limit at about 1000 levels
 HUGE_INT = '{"a": ' + "1" * 4301 + "}"  # over int_max_str_digits (4300)
+# A whole number past float's range (309 to 4,300 digits) wherever a reply holds values.
+_LONG = "9" * 400
+LONG_INT_REPLIES = [
+    _LONG,
+    f"[{_LONG}, {_LONG}]",
+    json.dumps({"entities": [{"name": 1, "type": 2, "description": 3}],
+                "relations": [{"source": 1, "target": 2, "description": 3, "keywords": 4,
+                               "weight": 5, "strength": 6}],
+                "facts": [[1, 2, 3]], "triples": [[1, 2, 3]], "named_entities": [1],
+                "score": 7, "rating": 8, "id": 9, "answer": 10}).replace(": 1", f": {_LONG}")
+    .replace(" 2", f" {_LONG}").replace(" 3", f" {_LONG}").replace(" 5", f" {_LONG}")
+    .replace(" 7", f" {_LONG}").replace(" 8", f" {_LONG}").replace(" 9", f" {_LONG}"),
+]  # fmt: skip
 
 REPLY_PARSERS: dict[str, Callable[[str], Any]] = {
     "parse_json_payload": parse_json_payload,
@@ -546,6 +609,24 @@ REPLY_PARSERS: dict[str, Callable[[str], Any]] = {
     "parse_repaired_relationship": parse_repaired_relationship,
 }
 _NEVER_RAISE = {"parse_question_entities", "parse_repaired_relationship"}
+
+
+def _filter_call(filters: Any) -> None:
+    from hygraph.errors import ConfigError
+    from hygraph.filters import match_filters
+
+    with pytest.raises(ConfigError):
+        match_filters({"a": 1}, filters)
+
+
+def _recipe_call(fields: dict[str, Any]) -> None:
+    from hygraph.errors import ConfigError
+    from hygraph.methods.recipes import recipe_method
+
+    steps = [{"op": "question.embed"}, {"op": "chunk.vdb"}]
+    with pytest.raises(ConfigError, match="recipe fuzz.yaml"):
+        recipe_method({"name": "pinned", "layers": ["chunks"], "steps": steps, **fields},
+                      "fuzz.yaml")  # fmt: skip
 
 
 def _reply_call(name: str, text: str) -> None:
@@ -611,6 +692,14 @@ FORMER_CRASHES = [
     ),
     *(
         pytest.param(
+            lambda name=name, text=text: _reply_call(name, text),
+            id=f"{name}-long-int-{n}",
+        )
+        for name in REPLY_PARSERS
+        for n, text in enumerate(LONG_INT_REPLIES)
+    ),
+    *(
+        pytest.param(
             lambda call=call: _allowing_parse_error(call, NESTED_VALUE),
             id=f"{name}-nested-value",
         )
@@ -628,6 +717,10 @@ FORMER_CRASHES = [
         lambda: _jsonl_call('{"text": "a", "x": ' + "1" * 4301 + "}"),
         id="load_documents-jsonl-huge-int",
     ),
+    pytest.param(lambda: _filter_call({"$and": False}), id="match_filters-and-not-a-list"),
+    pytest.param(lambda: _filter_call({"a": {"$in": 5}}), id="match_filters-in-not-a-list"),
+    pytest.param(lambda: _recipe_call({"layers": True}), id="recipe-layers-true"),
+    pytest.param(lambda: _recipe_call({"config": [1]}), id="recipe-config-a-list"),
     pytest.param(
         lambda: _questions_call(b"\xff\n"),
         id="load_dataset-non-utf8-questions",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 import pytest
 
 from hygraph import GraphIndex
@@ -246,3 +247,79 @@ def test_real_binaries_are_still_skipped(tmp_path, data):
     assert [d.id for d in result.documents] == ["ok.txt"]
     ((source, reason),) = result.skipped
     assert source.endswith("blob.txt") and reason.startswith("binary file")
+
+
+def test_one_nul_byte_costs_its_jsonl_line_not_the_file(tmp_path):
+    from hygraph.ingest import load_documents
+
+    lines = [b'{"id": "a", "text": "first"}', b'{"id": "b", "text": "bro\x00ken"}',
+             b'{"id": "c", "text": "third"}']  # fmt: skip
+    (tmp_path / "docs.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    result = load_documents([tmp_path / "docs.jsonl"])
+    assert [d.id for d in result.documents] == ["a", "c"]
+    ((source, reason),) = result.skipped
+    assert source.endswith("docs.jsonl:2") and "NUL" in reason
+
+
+def test_a_jsonl_file_that_is_mostly_nul_is_binary(tmp_path):
+    from hygraph.ingest import load_documents
+
+    (tmp_path / "blob.jsonl").write_bytes(b"\x00\x01\x02\n\x00\x00\n" + b'{"text": "x"}\n')
+    (tmp_path / "ok.txt").write_text("fine")
+    result = load_documents([tmp_path])
+    assert [d.id for d in result.documents] == ["ok.txt"]
+    ((source, reason),) = result.skipped
+    assert source.endswith("blob.jsonl") and reason.startswith("binary file")
+
+
+def test_a_corpus_without_an_indexable_word_builds_and_answers(tmp_path, minilm):
+    """BM25 has nothing to index ("a b c": single letters); the default build still works."""
+    with GraphIndex.build([Document("abc", "a b c")], tmp_path / "idx", progress=False) as index:
+        result = index.retrieve("a b c", top_k=3)
+        assert result.passages  # dense search still finds the one chunk
+        assert index.retrieve("a b c", method="bm25", top_k=3).passages == []
+    with GraphIndex.open(tmp_path / "idx", progress=False) as index:  # reopened: saved as empty
+        index.insert([Document("doc2", "The Caddow Bridge crosses the River Ost.")])
+        assert index.retrieve("Caddow Bridge", method="bm25", top_k=1).passages
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [b"junk", b"\x00" * 1536, np.full(384, np.nan, dtype=np.float32).tobytes(), b"x" * 1537],
+    ids=["short-junk", "all-zero", "nan-vector", "one-byte-long"],
+)
+def test_a_damaged_embedding_cache_entry_is_embedded_again(tmp_path, minilm, damage, caplog):
+    import sqlite3
+
+    with GraphIndex.build(DOCS[:2], tmp_path / "idx", progress=False) as index:
+        want = index.retrieve("Who designed the Caddow Bridge?", top_k=2).passages
+        index.insert([Document("new", "Aldercott Shipyard repaired boats for the river trade.")])
+        cache = index.cache_dir / "embeddings.sqlite"
+    with sqlite3.connect(cache) as conn:  # every entry damaged: queries, and the chunks
+        conn.execute("UPDATE cache SET value = ?", (damage,))
+    with caplog.at_level(logging.WARNING, logger="hygraph"):
+        with GraphIndex.open(tmp_path / "idx", progress=False) as index:
+            assert index.retrieve("Who designed the Caddow Bridge?", top_k=2).passages == want
+            index.insert([Document("newer", "The Lantern Tide festival is held in Harrowby.")])
+            assert index.retrieve("Lantern Tide festival", top_k=1).passages == ["newer"]
+    assert any("damaged embedding-cache" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("edited", ["../elsewhere", "/tmp/abs-vectors", "", ".", "qdrant/../../x"])
+def test_a_manifest_cannot_send_vectors_outside_the_index(tmp_path, minilm, edited):
+    import json
+
+    from hygraph.cli import main
+
+    with GraphIndex.build(DOCS[:1], tmp_path / "idx", methods=["vanilla"], progress=False):
+        pass
+    manifest = tmp_path / "idx" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["vectors"]["path"] = edited
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(HygraphError, match="vectors.path"):
+        GraphIndex.open(tmp_path / "idx", progress=False)
+    assert main(["query", "Aldercott", "--index", str(tmp_path / "idx")]) == 2
+    (tmp_path / "more.txt").write_text("Harrowby is a port town.")
+    assert main(["index", str(tmp_path / "more.txt"), "--index", str(tmp_path / "idx")]) == 2
+    assert not (tmp_path / "elsewhere").exists()

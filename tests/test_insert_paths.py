@@ -161,3 +161,35 @@ def test_a_reopened_index_does_not_rebuild_a_current_bm25(tmp_path, n):
     with GraphIndex.open(tmp_path / "i", embedder=WordEmbedder(), progress=False) as index:
         report = index.insert(docs[2 : 2 + n], methods=["bm25"])
         assert ("build:bm25" in report.usage["stages"]) == bool(n)
+
+
+def test_a_delete_leaves_no_edge_or_provenance_naming_what_it_removed(
+    tmp_path, minilm, sample_path, monkeypatch
+):
+    """HyGRAG's delete rewrites shared edges; one written from a view read before the
+    delete (stale, naming the removed chunk) must not survive the delete."""
+    import sqlite3
+
+    from hygraph import GraphIndex
+    from hygraph.graph.kinds import EdgeKind
+    from hygraph.graph.store import Edge
+    from hygraph.layers.hygrag import HyGRAGLayer
+
+    docs = sorted(sample_path.glob("*.md"))[:4]
+    real_delete = HyGRAGLayer.delete
+
+    def stale_delete(self, res, removed):
+        real_delete(self, res, removed)
+        keep = res.store.chunk_ids()[0]
+        gone = removed.chunk_ids[0]
+        res.store.upsert_edges([Edge(keep, gone, EdgeKind.HY_SHARED, 1.0, {}, (keep, gone))])
+
+    with GraphIndex.build(docs, tmp_path / "ix", methods=["hygrag"], progress=False) as index:
+        monkeypatch.setattr(HyGRAGLayer, "delete", stale_delete)
+        index.delete(docs[1].name)
+    with sqlite3.connect(tmp_path / "ix" / "graph.sqlite") as conn:
+        exists = "(SELECT id FROM nodes UNION SELECT id FROM chunks)"
+        assert conn.execute(f"SELECT COUNT(*) FROM edges WHERE src NOT IN {exists}"
+                            f" OR dst NOT IN {exists}").fetchone() == (0,)  # fmt: skip
+        assert conn.execute(f"SELECT COUNT(*) FROM edge_sources WHERE chunk_id NOT IN {exists}"
+                            ).fetchone() == (0,)  # fmt: skip

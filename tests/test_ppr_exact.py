@@ -415,3 +415,22 @@ def test_a_read_only_index_folder_still_scores(tmp_path, monkeypatch):
     assert len(ids) == 3 and len(scores) == 3
     assert not any(n.endswith(".tmp") for n in _files(res))
     vectors.close()
+
+
+def test_a_build_leaves_the_matrices_a_query_process_maps(tmp_path, sample_path, monkeypatch):
+    """After ``insert``, a new process's first query reads no vector back from Qdrant."""
+    from hygraph.index import GraphIndex
+
+    docs = sorted(sample_path.glob("*.md"))[:4]
+    with GraphIndex(tmp_path / "ix", progress=False) as index:
+        index.insert(docs, methods=["hybrid-ppr"])
+    kept = sorted(p.name.split(".", 1)[0] for p in (tmp_path / "ix" / MATRIX_DIR).glob("*.npy"))
+    assert kept == ["chunks", "facts"]
+
+    def no_reading(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("read the vectors back")
+
+    with GraphIndex.open(tmp_path / "ix", progress=False) as index:
+        monkeypatch.setattr(index.resources, "vector_matrix", no_reading)
+        result = index.query("When did the Great Dunmere Flood happen?", "hybrid-ppr", top_k=3)
+    assert result.chunks

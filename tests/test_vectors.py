@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 
 import numpy as np
@@ -245,3 +246,30 @@ def test_server_discard_removes_what_it_wrote(client):
     index.discard()  # what atexit runs
     assert not client.collection_exists("app_facts")
     assert client.count("app").count == 1  # only the user's own point is left
+
+
+def test_discard_reaches_the_store_after_the_app_closed_its_client(tmp_path, caplog):
+    """An app that closes its QdrantClient before exit: the temporary collections still go
+    (a new client to the same place), and what cannot go is named in a warning."""
+    from qdrant_client import QdrantClient
+
+    ids, vecs, payloads = _data()
+    client = QdrantClient(path=str(tmp_path / "q"))
+    index = open_vector_index(client=client, prefix="tmp_")
+    index.discard_at_exit()
+    index.ensure_collection("chunks", 8)
+    index.upsert("chunks", ids, vecs, payloads)
+    client.close()  # the app is done with it
+    index.discard()  # what atexit runs afterwards
+    again = QdrantClient(path=str(tmp_path / "q"))
+    assert not again.collection_exists("tmp_chunks")
+    again.close()
+
+    gone = QdrantClient(":memory:")  # nothing to reconnect to: the leftover is named
+    index = open_vector_index(client=gone, prefix="mem_")
+    index.discard_at_exit()
+    index.ensure_collection("chunks", 8)
+    gone.close()
+    with caplog.at_level(logging.WARNING, logger="hygraph"):
+        index.discard()
+    assert any("mem_chunks" in r.getMessage() for r in caplog.records)

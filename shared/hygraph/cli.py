@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from hygraph import __version__
+from hygraph.diskspace import disk_full_line, is_disk_full
 from hygraph.errors import HygraphError
+from hygraph.secrets import RedactingFilter, redact
 
 EXIT_USER_ERROR = 2
 
@@ -79,6 +81,12 @@ def _add_bench_parser(sub: Any) -> None:
         "--chunk-size", type=int, help="tokens per chunk (default: the embedder's window, 256)"
     )
     p.add_argument("--chunk-overlap", type=int, help="overlap (default 1/12 of the chunk size)")
+    p.add_argument(
+        "--chunker",
+        choices=("sentences", "tokens"),
+        default="sentences",
+        help="cut documents into whole sentences (default, as a new index) or plain token windows",
+    )
     p.add_argument("--scale", default="", help="also run on these corpus fractions, e.g. 0.25,0.5")
     p.add_argument(
         "--synthetic",
@@ -465,6 +473,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         work=Path(args.work),
         chunk_size=args.chunk_size,
         chunk_overlap=args.chunk_overlap,
+        chunk_mode=args.chunker,
         scale=scale,
         synthetic=args.synthetic,
         peers_path=peers.parent if (peers / "peers").is_dir() else None,
@@ -565,9 +574,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     # Route warnings.warn (e.g. the empty-LLM-extraction guard) through the same one-line format.
     logging.captureWarnings(True)
+    for handler in logging.getLogger().handlers:  # no secret in any line logged
+        handler.addFilter(RedactingFilter())
     # Warnings from the loaders are already one line each; keep them, but quiet libraries.
     for noisy in ("httpx", "transformers", "sentence_transformers", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
+    umask = os.umask(0o077)  # nothing this command writes is readable by other users
+    try:
+        return _run_command(args)
+    finally:
+        os.umask(umask)  # main() called in a process that goes on (an app, a test)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """Run the parsed command: its exit code, and one line on stderr for any failure."""
     start = time.perf_counter()
     try:
         code = COMMANDS[args.command](args)
@@ -586,9 +606,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return 141
     except Exception as exc:  # an unexpected failure: still one line unless -v asks for more
+        if is_disk_full(exc) and not args.verbose:
+            where = Path(getattr(args, "index", None) or ".")
+            print(f"hygraph: error: {disk_full_line(where)}", file=sys.stderr)
+            return 1
         if args.verbose:
             raise
-        detail = " ".join(str(exc).split()) or "no details"
+        detail = redact(" ".join(str(exc).split())) or "no details"
         print(
             f"hygraph: error: unexpected {type(exc).__name__}: {detail[:300]} "
             "(run with -v for the traceback; an interrupted build resumes when rerun)",

@@ -7,9 +7,20 @@ clear line instead of a traceback and library users can catch one type.
 
 from __future__ import annotations
 
+from typing import Any
+
+from hygraph.secrets import redact
+
 
 class HygraphError(Exception):
-    """Base class of all errors hygraph raises on purpose."""
+    """Base class of all errors hygraph raises on purpose.
+
+    Its message is redacted (:func:`hygraph.secrets.redact`): a server that echoes the
+    API key it was sent cannot put the key into an error a user sees or logs.
+    """
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class InputError(HygraphError):

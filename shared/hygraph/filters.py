@@ -33,20 +33,34 @@ _OPS = {
 }
 
 
+def _combined(key: str, condition: Any) -> list[Mapping[str, Any]]:
+    """The filters an ``$and`` / ``$or`` combines: a list of dicts, or a one-line error."""
+    if not isinstance(condition, list | tuple) or not all(
+        isinstance(f, Mapping) for f in condition
+    ):
+        raise ConfigError(f"{key} takes a list of filters (dicts), not {condition!r:.80}")
+    return list(condition)
+
+
 def _condition(value: Any, condition: Any) -> bool:
     if isinstance(condition, Mapping):
         for op, operand in condition.items():
             if op not in _OPS:
                 raise ConfigError(f"unknown filter operator {op!r}; known: {', '.join(_OPS)}")
+            if op in ("$in", "$nin") and not isinstance(operand, list | tuple | set | frozenset):
+                raise ConfigError(f"{op} takes a list of values, not {operand!r:.80}")
             try:
                 if not _OPS[op](value, operand):
                     return False
             except TypeError:  # comparing a number with a string: no match, not an error
                 return False
         return True
-    if isinstance(condition, list | tuple | set):
-        return value in condition
-    return value == condition
+    try:
+        if isinstance(condition, list | tuple | set | frozenset):
+            return value in condition
+        return bool(value == condition)
+    except TypeError:  # an unhashable value against a set: no match
+        return False
 
 
 def match_filters(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
@@ -54,12 +68,13 @@ def match_filters(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bo
     if not isinstance(filters, Mapping):
         raise ConfigError(f"filters must be a dict of metadata conditions, not {type(filters)}")
     for key, condition in filters.items():
-        if key == "$and":
-            if not all(match_filters(metadata, f) for f in condition):
+        if key in ("$and", "$or"):
+            parts = _combined(key, condition)
+            test = all if key == "$and" else any
+            if not test(match_filters(metadata, f) for f in parts):
                 return False
-        elif key == "$or":
-            if not any(match_filters(metadata, f) for f in condition):
-                return False
+        elif isinstance(key, str) and key.startswith("$"):
+            raise ConfigError(f"unknown filter combinator {key!r}; known: $and, $or")
         elif not _condition(metadata.get(key, _MISSING), condition):
             return False
     return True

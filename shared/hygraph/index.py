@@ -24,13 +24,15 @@ adds nothing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import json
+import logging
 import os
 import shutil
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -38,6 +40,7 @@ from typing import Any, cast
 import numpy as np
 
 from hygraph.checks import as_sources, check_model, check_top_k
+from hygraph.diskspace import INDEX_BYTES_PER_INPUT_BYTE, check_free, input_bytes, min_free_bytes
 from hygraph.errors import ConfigError, HygraphError, IndexMismatchError, InputError
 from hygraph.graph.journal import DeleteJournal
 from hygraph.graph.store import DeleteResult, GraphStore
@@ -53,7 +56,9 @@ from hygraph.methods.base import (
     saved_options,
 )
 from hygraph.models.base import LLM, Embedder
+from hygraph.private import private_dir, tighten
 from hygraph.progress import progress_bar
+from hygraph.readonly import writable
 from hygraph.resources import CHUNK_COLLECTION, Resources
 from hygraph.retrieval.evidence import Evidence
 from hygraph.usage import StageUsage, UsageTracker
@@ -61,6 +66,7 @@ from hygraph.vectors import VectorHit, VectorIndex, open_vector_index
 
 DEFAULT_METHODS = (RECOMMENDED_METHOD, "vanilla", "bm25")
 DEFAULT_CHUNK_OVERLAP = 100  # the papers' overlap when only chunk_size is given
+log = logging.getLogger("hygraph")
 DEFAULT_CHUNK_MODE = "sentences"  # a new index's chunking (hygraph.ingest.chunker.MODES)
 DEFAULT_BUDGET = 2000
 #: Present in a new index directory from its creation until its manifest is written.
@@ -202,8 +208,12 @@ class GraphIndex:
         self._methods: dict[str, Method] = {}
         self._recorded: str | None = None  # methods, layers, recipes as _update_layers saved them
         self._closed = False
+        self._temporary: Path | None = None  # a read-only index's copy of its vectors
         self._writer = WriterLock(self.path)
         manifest_path = self.path / MANIFEST_NAME
+        #: The index folder cannot be written (a read-only mount, another user's copy):
+        #: it answers queries and ``info``; inserts and deletes are refused in one line.
+        self.read_only = manifest_path.exists() and not writable(self.path)
         extractor_spec = _extractor_spec(extractor)
         if manifest_path.exists():
             self.manifest = Manifest.load(self.path)
@@ -244,7 +254,7 @@ class GraphIndex:
             embedder if embedder is not None else self.manifest.embedder
         )
         self.vectors: VectorIndex = self._open_vectors(qdrant_url, qdrant_api_key, qdrant_client)
-        self.store = GraphStore(self.path / "graph.sqlite")
+        self.store = GraphStore(self.path / "graph.sqlite", read_only=self.read_only)
         self.resources = Resources(
             path=self.path,
             store=self.store,
@@ -259,6 +269,7 @@ class GraphIndex:
             if extractor is not None and not isinstance(extractor, str)
             else None,
             llm_in_retrieval=llm_in_retrieval,
+            read_only=self.read_only or not writable(self.cache_dir),
         )
         if retrieval_timeout is not None:
             if retrieval_timeout <= 0:
@@ -316,7 +327,7 @@ class GraphIndex:
             )
         # Until the manifest is written, the marker says the directory is ours: a creation
         # killed half-way is finished by the next run instead of being refused for good.
-        self.path.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path)
         marker.touch()
         name = (
             DEFAULT_EMBEDDER
@@ -409,7 +420,33 @@ class GraphIndex:
                 names=spec.get("collections"),
                 vector_name=spec.get("vector_name", ""),
             )
-        return open_vector_index(self.path / spec.get("path", "qdrant"))
+        folder = _inside(self.path, spec.get("path", "qdrant"), "vectors.path")
+        if self.read_only:
+            folder = self._vectors_copy(folder)
+        else:  # Qdrant Edge grows memory-mapped files: a full disk kills it with SIGBUS
+            check_free(self.path, min_free_bytes(), "open the index")
+        return open_vector_index(folder)
+
+    def _vectors_copy(self, folder: Path) -> Path:
+        """A private temporary copy of a read-only index's embedded vectors (removed at close).
+
+        Qdrant Edge opens its segments for writing (memory-mapped payload storage), which
+        a read-only folder refuses; the copy costs the folder's size in temporary space.
+        """
+        import tempfile
+
+        self._temporary = Path(tempfile.mkdtemp(prefix="hygraph-readonly-"))
+        copy = self._temporary / folder.name
+        try:
+            shutil.copytree(folder, copy)
+        except OSError as exc:
+            raise HygraphError(
+                f"index {self.path} is read-only and its vectors could not be copied to "
+                f"{self._temporary} to read them ({exc.strerror or exc}); free space there "
+                "(or set TMPDIR), or open a writable copy of the index"
+            ) from None
+        tighten(self._temporary)
+        return copy
 
     # -- models -------------------------------------------------------------------------
 
@@ -490,18 +527,41 @@ class GraphIndex:
         process writes an index at a time: another one's write fails at once
         (:class:`~hygraph.locks.IndexBusyError`), before anything is written.
         """
-        with self._writer.held():
+        self._check_writable()
+        with self._writer.held(), self._private():
             return self._insert(sources, methods=methods, max_bytes=max_bytes)
 
     def delete(self, doc_id: str) -> DeleteResult:
         """Remove a document and everything derived only from it, in every layer."""
-        with self._writer.held():
+        self._check_writable()
+        with self._writer.held(), self._private():
             return self._delete(doc_id)
 
     def rebuild(self, methods: Sequence[str]) -> InsertReport:
         """Build the layers of ``methods`` again from scratch over the indexed chunks."""
-        with self._writer.held():
+        self._check_writable()
+        with self._writer.held(), self._private():
             return self._rebuild(methods)
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise HygraphError(
+                f"index {self.path} is read-only (this process cannot write its folder): "
+                "it answers queries; copy it somewhere writable to add or delete documents"
+            )
+
+    @contextlib.contextmanager
+    def _private(self) -> Iterator[None]:
+        """After a write, every file of the index and its caches is the owner's alone."""
+        try:
+            yield
+        finally:
+            self._tighten()
+
+    def _tighten(self) -> None:
+        tighten(self.path)
+        if self.cache_dir != self.path / "cache":
+            tighten(self.cache_dir)
 
     def _insert(
         self,
@@ -526,6 +586,9 @@ class GraphIndex:
         self.tracker.reset()
         report = InsertReport()
         sources = list(as_sources(sources))
+        if self.manifest.vectors.get("backend") != "server":
+            need = min_free_bytes() + INDEX_BYTES_PER_INPUT_BYTE * input_bytes(sources)
+            check_free(self.path, need, "index these documents into")
         paths = [s for s in sources if not isinstance(s, Document)]
         given = [s for s in sources if isinstance(s, Document)]
         # Documents stream from disk one at a time, so a large corpus is never all in memory.
@@ -618,7 +681,13 @@ class GraphIndex:
         if recorded != self._recorded:
             self.manifest.save(self.path)
             self._recorded = recorded
-        return {name: self.layer(name).update(self.resources) for name in layer_order(wanted)}
+        counts = {name: self.layer(name).update(self.resources) for name in layer_order(wanted)}
+        if any(counts.values()):
+            from hygraph.operators.ppr import keep_query_matrices
+
+            steps = (step.op for name in names for step in self.method(name).recipe)
+            keep_query_matrices(self.resources, steps)
+        return counts
 
     def layer(self, name: str, options: Any = None) -> Layer:
         """The layer ``name`` of this index, configured as built (or from a method's config)."""
@@ -695,6 +764,12 @@ class GraphIndex:
                 if name not in done:
                     self.layer(name).delete(self.resources, removed)
                     self._journal.layer_done(doc_id, name)
+            edges, rows = self.store.drop_dangling([*removed.chunk_ids, *removed.node_ids])
+            if edges or rows:
+                log.info(
+                    "delete of %r: removed %d edge(s) and %d provenance row(s) that named "
+                    "what the delete removed", doc_id, edges, rows,
+                )  # fmt: skip
             self._journal.clear(doc_id)
 
     def chunk_texts(self, chunk_ids: Iterable[str]) -> dict[str, str]:
@@ -876,6 +951,9 @@ class GraphIndex:
         self._closed = True
         self.vectors.close()
         self.store.close()
+        self._tighten()  # files a query wrote (matrices, cache entries) too
+        if self._temporary is not None:
+            shutil.rmtree(self._temporary, ignore_errors=True)
         closed = cast(Any, _Closed(self.path))
         self.vectors = self.store = closed
         self.resources.vectors = self.resources.store = closed
@@ -920,6 +998,28 @@ def _passage_collection(spec: dict[str, Any]) -> str:
     """The server-wide name of a server index's passage collection, from its manifest."""
     named = (spec.get("collections") or {}).get(CHUNK_COLLECTION)
     return str(named or f"{spec.get('prefix', '')}{CHUNK_COLLECTION}")
+
+
+def _inside(root: Path, relative: Any, field: str) -> Path:
+    """``root / relative`` when it stays inside ``root``; a one-line error otherwise.
+
+    A manifest is a file a user (or anyone who can write it) may edit: a path it names
+    must not lead reads or writes out of the index folder (``..``, an absolute path).
+    The check is on the name, so a folder the user linked elsewhere on purpose (a
+    bigger disk) still works.
+    """
+    if not isinstance(relative, str) or not relative or Path(relative).is_absolute():
+        raise IndexMismatchError(
+            f"index {root}: manifest {field} must be a folder name inside the index, "
+            f"not {relative!r}; restore it (the default is 'qdrant')"
+        )
+    parts = Path(os.path.normpath(relative)).parts
+    if not parts or parts[0] in (".", ".."):
+        raise IndexMismatchError(
+            f"index {root}: manifest {field} {relative!r} leads outside the index folder; "
+            "restore it (the default is 'qdrant')"
+        )
+    return root / relative
 
 
 def _chunk_mode(mode: str | None) -> str | None:

@@ -80,8 +80,12 @@ class Resources:
         extractor: Any = None,
         llm_in_retrieval: bool = False,
         retrieval_timeout: float = RETRIEVAL_LLM_TIMEOUT,
+        read_only: bool = False,
     ):
         self.path = path
+        #: The caches cannot be written (a read-only index): read them, keep new entries
+        #: in memory.
+        self.read_only = read_only
         self.store = store
         self.vectors = vectors
         self.manifest = manifest
@@ -107,8 +111,10 @@ class Resources:
         if self._embedder is None:
             from hygraph.models.embedders import CachedEmbedder
 
-            cache = DiskCache(self.cache_dir / "embeddings.sqlite")
-            self._embedder = CachedEmbedder(self._inner_embedder, cache, self.tracker)
+            cache = DiskCache(self.cache_dir / "embeddings.sqlite", read_only=self.read_only)
+            self._embedder = CachedEmbedder(
+                self._inner_embedder, cache, self.tracker, dim=self.manifest.dim
+            )
         return self._embedder
 
     @property
@@ -128,10 +134,14 @@ class Resources:
 
             own = spec is None or isinstance(spec, str)
             inner = OpenAILLM(spec, tracker=self.tracker) if own else spec
+            if isinstance(inner, OpenAILLM) and inner.tracker is None:
+                # Our client made elsewhere (the CLI's --llm-base-url, an app's own): it
+                # reports its calls, retries and failures to this index's accounts.
+                inner.tracker, own = self.tracker, True
             # Our client keeps its own accounts; a user's LLM object is counted by the cache.
             self._llm = CachedLLM(
                 inner,
-                DiskCache(self.cache_dir / "llm.sqlite"),
+                DiskCache(self.cache_dir / "llm.sqlite", read_only=self.read_only),
                 tracker=self.tracker,
                 record_misses=not own,
             )

@@ -199,7 +199,8 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
         f"- machine: {machine['cores']} cores, {machine['memory_gib']} GiB, {machine['cpu']}, "
         f"Python {machine['python']}, hygraph {machine['hygraph']}",
         f"- data: {main['documents']} documents → {main['chunks']} chunks "
-        f"(chunk size {cfg['chunk_size']}, overlap {cfg['chunk_overlap']}), "
+        f"(chunk size {cfg['chunk_size']}, overlap {cfg['chunk_overlap']}, "
+        f"by {cfg.get('chunk_mode', 'tokens')}), "
         f"{_question_count(main)} questions; "
         f"extractor `{cfg['extractor']}`; context budget {cfg['budget']} tokens"
         + (f"; questions {cfg['questions']}" if cfg.get("questions", "all") != "all" else ""),

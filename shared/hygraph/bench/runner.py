@@ -50,6 +50,7 @@ class BenchConfig:
     work: Path = Path(".hygraph-bench")
     chunk_size: int | None = None  # None: what a new index would use (fits the embedder)
     chunk_overlap: int | None = None
+    chunk_mode: str = "sentences"  # hygraph.ingest.chunker.MODES, as a new index's default
     scale: list[float] = field(default_factory=list)
     synthetic: int = 0
     peers_path: Path | None = None
@@ -182,7 +183,7 @@ def _run_task(spec: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
 
 def _index_dir(config: BenchConfig, dataset: Dataset, label: str) -> Path:
     tag = hashlib.sha256(
-        f"{config.extractor}|{config.chunk_size}|{config.chunk_overlap}".encode()
+        f"{config.extractor}|{config.chunk_size}|{config.chunk_overlap}|{config.chunk_mode}".encode()
     ).hexdigest()[:8]
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label)
     return config.work / f"{dataset.name}-{safe}-{tag}"
@@ -216,6 +217,7 @@ def run_point(
             "extractor": _extractor_spec(config, dataset),
             "chunk_size": config.chunk_size,
             "chunk_overlap": config.chunk_overlap,
+            "chunk_mode": config.chunk_mode,
             "methods": ["vanilla", "bm25"],
         },
         env,
@@ -413,6 +415,7 @@ def run_bench(config: BenchConfig) -> dict[str, Any]:
             "questions": config.questions or "all",
             "chunk_size": config.chunk_size,
             "chunk_overlap": config.chunk_overlap,
+            "chunk_mode": config.chunk_mode,
             "max_depth": config.max_depth,
             "query_cache": "query embeddings computed per query (cache off); model "
             "loaded and index opened before timing",

@@ -52,6 +52,7 @@ def build(spec: dict[str, Any]) -> dict[str, Any]:
         extractor=spec.get("extractor"),
         chunk_size=spec.get("chunk_size"),
         chunk_overlap=spec.get("chunk_overlap"),
+        chunk_mode=spec.get("chunk_mode"),
         progress=False,
     ) as index:
         report = index.insert([spec["corpus"]], methods=spec.get("methods") or None)

@@ -199,7 +199,7 @@ def parse_decomposition(text: str, chunk_id: str) -> tuple[Extraction, list[tupl
         ParseError: no JSON, no unit list, or a non-empty unit list with no usable unit.
             ``{"Output": []}`` is a valid empty result.
     """
-    payload = parse_json_payload(text)
+    payload = parse_json_payload(text, whole=True)
     items = _unit_items(payload, text)
     extraction = Extraction(chunk_id=chunk_id)
     pending: list[tuple[int, str]] = []
@@ -252,7 +252,7 @@ def parse_repaired_relationship(text: str) -> Triple | None:
     a bare ``"A, relation, B"`` line. Ends are upper-cased (:func:`normalise_entity`).
     """
     try:
-        payload = parse_json_payload(text)
+        payload = parse_json_payload(text, whole=True)
     except ParseError:
         body = strip_thinking(text or "").strip().strip("`").strip()
         parts = split_relationship(body) if body and "\n" not in body else None

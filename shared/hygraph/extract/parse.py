@@ -256,7 +256,7 @@ def parse_unified(text: str, chunk_id: str) -> tuple[Extraction, int]:
     Raises:
         ParseError: no JSON, or an object with none of the expected keys.
     """
-    payload = parse_json_payload(text)
+    payload = parse_json_payload(text, whole=True)
     if isinstance(payload, list):
         sections: dict[str, Any] | None = {"entities": payload}
     else:
@@ -351,7 +351,7 @@ def parse_triples(text: str) -> tuple[list[tuple[str, str, str]], int]:
     Raises:
         ParseError: no JSON, or an object with none of the expected keys.
     """
-    payload = parse_json_payload(text)
+    payload = parse_json_payload(text, whole=True)
     if isinstance(payload, list):
         if len(payload) == 3 and all(isinstance(p, str) for p in payload):
             items: list[Any] = [payload]  # one bare triple

@@ -119,12 +119,19 @@ class GraphStore:
     Use :meth:`transaction` to group writes; nested blocks join the outer one.
     """
 
-    def __init__(self, path: str | Path | None):
+    def __init__(self, path: str | Path | None, *, read_only: bool = False):
         self.path = Path(path) if path is not None else None
+        self.read_only = read_only and self.path is not None
         self._lock = threading.RLock()
         self._depth = 0
         self._version_key: tuple[int, int] | None = None
         self._version = (0, 0, 0)
+        if self.read_only:
+            assert self.path is not None
+            from hygraph.readonly import read_only_connection
+
+            self._conn = read_only_connection(self.path)
+            return
         self._conn = sqlite3.connect(
             str(self.path) if self.path is not None else ":memory:",
             check_same_thread=False,
@@ -425,6 +432,40 @@ class GraphStore:
         return DeleteResult(
             doc_id=doc_id, chunk_ids=chunk_ids, node_ids=node_ids, touched_node_ids=touched
         )
+
+    def drop_dangling(self, ids: Iterable[str]) -> tuple[int, int]:
+        """Remove edges to any of ``ids`` that is neither a node nor a chunk now, and
+        provenance rows naming such an id: ``(edges, provenance rows)`` removed.
+
+        A delete forgets a document's chunks and what only they supported; a layer that
+        then rewrites edges from a view read before the delete could name a chunk that is
+        gone. Run over what a delete removed, after every layer has handled it, this
+        keeps the invariant whatever a layer did: every edge joins two things that
+        exist, every source is one that exists.
+        """
+        with self.transaction() as conn:
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS _dangling (id TEXT PRIMARY KEY)")
+            conn.execute("DELETE FROM _dangling")
+            conn.executemany("INSERT OR IGNORE INTO _dangling VALUES (?)", [(i,) for i in ids])
+            conn.execute(
+                "DELETE FROM _dangling WHERE id IN (SELECT id FROM nodes)"
+                " OR id IN (SELECT id FROM chunks)"
+            )
+            gone = conn.execute(
+                "SELECT src, dst, kind FROM edges WHERE src IN (SELECT id FROM _dangling)"
+                " OR dst IN (SELECT id FROM _dangling)"
+            ).fetchall()
+            for table in ("edges", "edge_sources"):
+                conn.executemany(
+                    f"DELETE FROM {table} WHERE src = ? AND dst = ? AND kind = ?", gone
+                )
+            rows = 0
+            for table in ("edge_sources", "node_sources"):
+                cursor = conn.execute(
+                    f"DELETE FROM {table} WHERE chunk_id IN (SELECT id FROM _dangling)"
+                )
+                rows += max(cursor.rowcount, 0)
+        return len(gone), rows
 
     # -- nodes and edges ------------------------------------------------------------------
 

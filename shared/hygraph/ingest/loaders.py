@@ -102,8 +102,12 @@ def _walk(root: Path, seen_dirs: set[tuple[int, int]], skip: SkipHandler) -> Ite
             yield path
 
 
-def _read(path: Path, max_bytes: int) -> bytes:
-    """The file's bytes, or :class:`_Skip` if it is not a readable regular file within the limit."""
+def _read(path: Path, max_bytes: int, nul_ok: bool = False) -> bytes:
+    """The file's bytes, or :class:`_Skip` if it is not a readable regular file within the limit.
+
+    ``nul_ok``: NUL bytes do not make the file binary here (a jsonl file judges its
+    lines one by one, so one stray NUL costs one line, not the file).
+    """
     try:
         st = path.stat()
         if not stat.S_ISREG(st.st_mode):
@@ -120,9 +124,15 @@ def _read(path: Path, max_bytes: int) -> bytes:
         raise _Skip(_too_large(len(data), max_bytes))
     if not data.strip():
         raise _Skip("empty file")
-    if b"\x00" in data and _bom(data) is None:
+    if not nul_ok and b"\x00" in data and _bom(data) is None:
         raise _Skip("binary file (contains NUL bytes)")
     return data
+
+
+def _mostly_nul_lines(data: bytes) -> bool:
+    """Whether NUL bytes are in half or more of the non-blank lines (a binary file)."""
+    lines = [raw for raw in data.split(b"\n") if raw.strip()]
+    return sum(b"\x00" in raw for raw in lines) * 2 >= max(len(lines), 1)
 
 
 _SKIP_KINDS = (
@@ -315,7 +325,9 @@ def _jsonl_lines(data: bytes, source: str) -> Iterator[tuple[int, str | None]]:
 
 
 def _jsonl_documents(path: Path, max_bytes: int, skip: SkipHandler) -> Iterator[Document]:
-    data = _read(path, max_bytes)
+    data = _read(path, max_bytes, nul_ok=True)
+    if _bom(data) is None and b"\x00" in data and _mostly_nul_lines(data):
+        raise _Skip("binary file (contains NUL bytes)")
     source = os.path.abspath(path)
     for line_no, line in _jsonl_lines(data, source):
         if line is not None and not line.strip():
@@ -323,6 +335,8 @@ def _jsonl_documents(path: Path, max_bytes: int, skip: SkipHandler) -> Iterator[
         try:
             if line is None:
                 raise _Skip(f"line {line_no}: not valid UTF-8")
+            if "\x00" in line:
+                raise _Skip(f"line {line_no}: contains a NUL byte (binary data)")
             doc_id, text, title, metadata = _jsonl_record(line, line_no)
         except _Skip as exc:
             skip(f"{source}:{line_no}", str(exc))

@@ -94,7 +94,11 @@ class BM25Layer(Layer):
         folder = res.path / "bm25"
         meta = self._saved_meta(res)
         if meta is not None and meta.get("fingerprint") == fingerprint:
-            retriever = bm25s_module().BM25.load(str(folder), show_progress=False)
+            retriever = (
+                bm25s_module().BM25.load(str(folder), show_progress=False)
+                if meta.get("indexed", bool(meta["chunk_ids"]))
+                else None
+            )
             self._loaded = (fingerprint, retriever, meta["chunk_ids"])
             return retriever, meta["chunk_ids"]
         retriever = self._build(res, all_ids, fingerprint)
@@ -109,17 +113,22 @@ class BM25Layer(Layer):
         bm25s = bm25s_module()
         texts = res.chunk_texts(all_ids)
         corpus = [texts[c] for c in all_ids]
-        retriever = bm25s.BM25(k1=self.config.k1, b=self.config.b)
-        if corpus:
-            retriever.index(self._tokenize(bm25s, corpus), show_progress=False)
+        tokenized = self._tokenize(bm25s, corpus) if corpus else None
+        # No chunk holds an indexable word ("a b c": stopwords and single letters): there
+        # is nothing to score, so no retriever (bm25s cannot index an empty vocabulary).
+        indexed = tokenized is not None and any(tokenized.ids)
+        retriever = bm25s.BM25(k1=self.config.k1, b=self.config.b) if indexed else None
+        if retriever is not None:
+            retriever.index(tokenized, show_progress=False)
         folder = res.path / "bm25"
         tmp = folder.with_name("bm25.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        if corpus:
+        if retriever is not None:
             retriever.save(str(tmp), show_progress=False)
         else:
             tmp.mkdir(parents=True)
-        meta = {"fingerprint": fingerprint, "chunk_ids": all_ids, "config": self.config.to_dict()}
+        meta = {"fingerprint": fingerprint, "chunk_ids": all_ids, "config": self.config.to_dict(),
+                "indexed": indexed}  # fmt: skip
         (tmp / "hygraph.json").write_text(json.dumps(meta))
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
@@ -156,7 +165,7 @@ class BM25Layer(Layer):
         query = bm25s_module().tokenize(
             [question], stopwords=self.config.stopwords, return_ids=False, show_progress=False
         )
-        if not chunk_ids or not query[0]:
+        if retriever is None or not chunk_ids or not query[0]:
             return []
         docs, scores = retriever.retrieve(query, k=min(k, len(chunk_ids)), show_progress=False)
         return [

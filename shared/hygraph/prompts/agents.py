@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hygraph.models.base import Message
+from hygraph.prompts.blocks import DATA_NOTE, fenced
 from hygraph.prompts.replies import (
     ParseError,
     as_list,
@@ -57,6 +58,7 @@ Reply {"choices": []} when nothing helps."""
 
 RELATION_SYSTEM = f"""\
 {RELATION_FIRST_LINE}
+{DATA_NOTE}
 You help search a knowledge graph for the answer to a question. You get the
 question, one entity of the graph, and a numbered list of the relations that
 leave or reach it; "…" stands for the entity at the other end. Choose at most the
@@ -67,6 +69,7 @@ counts). Do not answer the question.
 
 ENTITY_SYSTEM = f"""\
 {ENTITY_FIRST_LINE}
+{DATA_NOTE}
 You help search a knowledge graph for the answer to a question. You get the
 question, how the candidates were reached, and a numbered list of candidate
 entities. Choose at most the given number of candidates that most help answer
@@ -76,6 +79,7 @@ the question.
 
 PATH_SYSTEM = f"""\
 {PATH_FIRST_LINE}
+{DATA_NOTE}
 You help select evidence from a knowledge graph. You get a question and a
 numbered list of paths through the graph, each written as entities joined by
 [relation] arrows. Keep at most the given number of paths that state something
@@ -85,6 +89,7 @@ drop paths about other things. Do not answer the question.
 
 ENOUGH_SYSTEM = f"""\
 {ENOUGH_FIRST_LINE}
+{DATA_NOTE}
 You help decide when to stop searching a knowledge graph. You get a question and
 the paths found in the graph so far, each written as entities joined by
 [relation] arrows. Say whether these paths, with general knowledge, are enough
@@ -165,8 +170,9 @@ def relation_messages(
     q, e, rels, k, picked = RELATION_EXAMPLE
     return _with_example(
         RELATION_SYSTEM, RELATION_USER,
-        {"question": q, "entity": e, "candidates": numbered(rels), "keep": k}, picked,
-        {"question": question, "entity": entity, "candidates": numbered(relations), "keep": keep},
+        {"question": q, "entity": e, "candidates": fenced(numbered(rels)), "keep": k}, picked,
+        {"question": question, "entity": entity, "candidates": fenced(numbered(relations)),
+         "keep": keep},
     )  # fmt: skip
 
 
@@ -177,21 +183,21 @@ def entity_messages(
     q, r, ents, k, picked = ENTITY_EXAMPLE
     return _with_example(
         ENTITY_SYSTEM, ENTITY_USER,
-        {"question": q, "reached": r, "candidates": numbered(ents), "keep": k}, picked,
-        {"question": question, "reached": reached, "candidates": numbered(entities),
+        {"question": q, "reached": r, "candidates": fenced(numbered(ents)), "keep": k}, picked,
+        {"question": question, "reached": reached, "candidates": fenced(numbered(entities)),
          "keep": keep},
     )  # fmt: skip
 
 
 def path_messages(question: str, paths: Sequence[str], keep: int) -> list[Message]:
     """Ask which of ``paths`` (numbered from 1) help answer ``question``, at most ``keep``."""
-    user = PATH_USER.format(question=question, candidates=numbered(paths), keep=keep)
+    user = PATH_USER.format(question=question, candidates=fenced(numbered(paths)), keep=keep)
     return [{"role": "system", "content": PATH_SYSTEM}, {"role": "user", "content": user}]
 
 
 def enough_messages(question: str, paths: Sequence[str]) -> list[Message]:
     """Ask whether ``paths`` are enough to answer ``question``."""
-    shown = "\n".join(f"- {p}" for p in paths)
+    shown = fenced("\n".join(f"- {p}" for p in paths))
     user = ENOUGH_USER.format(question=question, paths=shown)
     return [{"role": "system", "content": ENOUGH_SYSTEM}, {"role": "user", "content": user}]
 
@@ -241,8 +247,10 @@ def _choice(item: Any, names: Sequence[str]) -> tuple[int | None, float | None]:
         return ident, (_number(item[1]) if len(item) > 1 else None)
     if isinstance(item, bool):
         return None, None
-    if isinstance(item, int | float):
-        return (int(item) if float(item).is_integer() else None), None
+    if isinstance(item, int):
+        return item, None
+    if isinstance(item, float):
+        return (int(item) if item.is_integer() else None), None
     if isinstance(item, str):
         match = _LEADING_ID.match(item)
         if match:

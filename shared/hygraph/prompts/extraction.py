@@ -17,6 +17,7 @@ import json
 from collections.abc import Sequence
 
 from hygraph.models.base import Message
+from hygraph.prompts.blocks import fenced
 
 # --------------------------------------------------------------------------- unified
 
@@ -97,9 +98,7 @@ UNIFIED_USER = """\
 {entity_types}
 
 Passage:
-\"\"\"
 {text}
-\"\"\"
 
 Reply with the JSON object for this passage only."""
 
@@ -120,7 +119,7 @@ specific things referred to by name. Copy each one exactly as it is written, lis
 only once, and leave out pronouns and generic words. Reply with one JSON object of the
 form {"named_entities": ["...", "..."]} and nothing else."""
 
-NER_USER = 'Paragraph:\n"""\n{text}\n"""'
+NER_USER = "Paragraph:\n{text}"
 
 NER_EXAMPLE_TEXT = (
     "The Orvale Institute of Marine Science was founded in 1987 in Portmere, Canada. "
@@ -144,7 +143,7 @@ each relationship the paragraph states:
 Reply with one JSON object of the form {"triples": [["subject", "relation", "object"], ...]}
 and nothing else."""
 
-OPENIE_USER = 'Paragraph:\n"""\n{text}\n"""\n\nNamed entities: {entities}'
+OPENIE_USER = "Paragraph:\n{text}\n\nNamed entities: {entities}"
 
 OPENIE_EXAMPLE_REPLY = (
     '{"triples": ['
@@ -200,7 +199,9 @@ def unified_messages(text: str, entity_types: Sequence[str] | None = None) -> li
         {"role": "system", "content": UNIFIED_SYSTEM},
         {
             "role": "user",
-            "content": UNIFIED_USER.format(entity_types=_types_line(entity_types), text=text),
+            "content": UNIFIED_USER.format(
+                entity_types=_types_line(entity_types), text=fenced(text)
+            ),
         },
     ]
 
@@ -209,9 +210,9 @@ def ner_messages(text: str) -> list[Message]:
     """Step one of the HippoRAG-style pipeline: the named entities of a passage (one-shot)."""
     return [
         {"role": "system", "content": NER_SYSTEM},
-        {"role": "user", "content": NER_USER.format(text=NER_EXAMPLE_TEXT)},
+        {"role": "user", "content": NER_USER.format(text=fenced(NER_EXAMPLE_TEXT))},
         {"role": "assistant", "content": NER_EXAMPLE_REPLY},
-        {"role": "user", "content": NER_USER.format(text=text)},
+        {"role": "user", "content": NER_USER.format(text=fenced(text))},
     ]
 
 
@@ -223,14 +224,15 @@ def openie_messages(text: str, entities: Sequence[str]) -> list[Message]:
         {
             "role": "user",
             "content": OPENIE_USER.format(
-                text=NER_EXAMPLE_TEXT, entities=json.dumps(example_entities, ensure_ascii=False)
+                text=fenced(NER_EXAMPLE_TEXT),
+                entities=json.dumps(example_entities, ensure_ascii=False),
             ),
         },
         {"role": "assistant", "content": OPENIE_EXAMPLE_REPLY},
         {
             "role": "user",
             "content": OPENIE_USER.format(
-                text=text, entities=json.dumps(list(entities), ensure_ascii=False)
+                text=fenced(text), entities=json.dumps(list(entities), ensure_ascii=False)
             ),
         },
     ]

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hygraph.models.base import Message
+from hygraph.prompts.blocks import DATA_NOTE, fenced
 from hygraph.prompts.replies import ParseError, find_sections, parse_json_payload, preview
 
 # --------------------------------------------------------------------------- question entities
@@ -89,16 +90,16 @@ def parse_question_entities(text: str, question: str = "") -> list[str]:
 
 # --------------------------------------------------------------------------- fact recognition
 
-RECOGNITION_SYSTEM = """\
+RECOGNITION_SYSTEM = f"""\
 You help a search engine decide which facts matter for a question. You get a
 question and a numbered list of candidate facts, each written as
-(subject, relation, object). Keep the facts that state something the question
+(subject, relation, object). {DATA_NOTE} Keep the facts that state something the question
 asks about or that lead towards its answer (for a question with several steps, a
 fact that answers any one step counts). Drop facts about other things. Do not
 invent facts and do not answer the question. Reply with one JSON object and
 nothing else, listing the numbers of the facts you keep in their given order:
-{"relevant": [1, 3]}
-Reply {"relevant": []} when no fact helps."""
+{{"relevant": [1, 3]}}
+Reply {{"relevant": []}} when no fact helps."""
 
 RECOGNITION_USER = """\
 Question: {question}
@@ -128,10 +129,10 @@ def recognition_messages(question: str, facts: Sequence[str]) -> list[Message]:
     return [
         {"role": "system", "content": RECOGNITION_SYSTEM},
         {"role": "user", "content": RECOGNITION_USER.format(
-            question=example_q, facts=_numbered(example_facts))},
+            question=example_q, facts=fenced(_numbered(example_facts)))},
         {"role": "assistant", "content": json.dumps({"relevant": kept})},
         {"role": "user", "content": RECOGNITION_USER.format(
-            question=question, facts=_numbered(facts))},
+            question=question, facts=fenced(_numbered(facts)))},
     ]  # fmt: skip
 
 
@@ -146,7 +147,7 @@ def _as_index(item: Any, facts: Sequence[str]) -> int | None:
     """A 0-based candidate index from a number, a numeric string or a written-out fact."""
     if isinstance(item, bool):
         return None
-    if isinstance(item, int | float) and float(item).is_integer():
+    if isinstance(item, int) or (isinstance(item, float) and item.is_integer()):
         index = int(item) - 1
         return index if 0 <= index < len(facts) else None
     if isinstance(item, Mapping):

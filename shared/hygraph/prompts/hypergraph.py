@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hygraph.models.base import Message
+from hygraph.prompts.blocks import fenced
 from hygraph.prompts.replies import ParseError, drop_think_blocks, parse_json_payload
 
 log = logging.getLogger("hygraph")
@@ -126,9 +127,7 @@ Python removes, so the model sees every record on one line."""
 
 NARY_USER = """\
 Passage:
-\"\"\"
 {text}
-\"\"\"
 
 Output:"""
 
@@ -231,7 +230,7 @@ def nary_messages(
     system = NARY_SYSTEM.format(language=language or "English", types=_types_line(entity_types))
     return [
         {"role": "system", "content": system},
-        {"role": "user", "content": NARY_USER.format(text=text)},
+        {"role": "user", "content": NARY_USER.format(text=fenced(text))},
     ]
 
 

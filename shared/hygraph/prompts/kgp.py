@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hygraph.models.base import Message
+from hygraph.prompts.blocks import DATA_NOTE, fenced
 from hygraph.prompts.replies import (
     ParseError,
     as_list,
@@ -72,7 +73,7 @@ class NextStep:
 
 def _system(k: int, with_links: bool) -> str:
     body = _PICK.format(k=k) if with_links else _DESCRIBE
-    return f"{KGP_FIRST_LINE}\n\n{body}"
+    return f"{KGP_FIRST_LINE}\n{DATA_NOTE}\n\n{body}"
 
 
 def _words(text: str, limit: int) -> str:
@@ -96,11 +97,11 @@ def next_step_messages(
     labelled ``L1`` ... in order and cut to ``snippet_words``. Without ``linked`` the
     prompt asks only what is missing.
     """
-    lines = [f"Question: {question}", "", "Passages read so far:"]
-    lines += [f"[R{n}] {_words(text, passage_words)}" for n, text in enumerate(path, start=1)]
+    read = [f"[R{n}] {_words(text, passage_words)}" for n, text in enumerate(path, start=1)]
+    lines = [f"Question: {question}", "", "Passages read so far:", fenced("\n".join(read))]
     if linked:
-        lines += ["", "Linked passages:"]
-        lines += [f"[L{n}] {_words(text, snippet_words)}" for n, text in enumerate(linked, 1)]
+        shown = [f"[L{n}] {_words(text, snippet_words)}" for n, text in enumerate(linked, 1)]
+        lines += ["", "Linked passages:", fenced("\n".join(shown))]
     return [
         {"role": "system", "content": _system(k, bool(linked))},
         {"role": "user", "content": "\n".join(lines)},

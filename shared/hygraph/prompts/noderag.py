@@ -37,6 +37,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from hygraph.models.base import Message
+from hygraph.prompts.blocks import fenced
 from hygraph.prompts.replies import (
     ParseError,
     as_text,
@@ -115,9 +116,7 @@ wrap long lines here and are removed by Python)."""
 
 DECOMPOSITION_USER = """\
 Passage:
-\"\"\"
 {text}
-\"\"\"
 
 JSON reply:"""
 
@@ -257,7 +256,7 @@ def decomposition_messages(text: str) -> list[Message]:
     """
     return [
         {"role": "system", "content": DECOMPOSITION_SYSTEM},
-        {"role": "user", "content": DECOMPOSITION_USER.format(text=text)},
+        {"role": "user", "content": DECOMPOSITION_USER.format(text=fenced(text))},
     ]
 
 
@@ -420,9 +419,9 @@ def clean_summary(text: str) -> str:
         ParseError: nothing is left (an empty reply, or reasoning only).
     """
     body = strip_thinking(text or "").strip()
-    fenced = _FENCED.match(body)
-    if fenced:
-        body = fenced.group(1).strip()
+    in_fence = _FENCED.match(body)
+    if in_fence:
+        body = in_fence.group(1).strip()
     if body.startswith("{") and body.endswith("}"):
         try:
             data = json.loads(body)

@@ -135,7 +135,41 @@ def _usable(value: Any) -> bool:
     return isinstance(value, dict | list) and len(value) > 0
 
 
-def parse_json_payload(text: str) -> Any:
+def cut_off(text: str) -> bool:
+    """Whether the reply's first JSON value ends before it closes (an open string or
+    bracket when the text runs out): a reply cut short, whatever its finish reason said.
+
+    ``json_repair`` would close such a value and return what came before the cut, a
+    partial answer that reads as a whole one; callers that must not accept a partial
+    answer (extraction, whose result is stored) ask :func:`parse_json_payload` for
+    ``whole=True``.
+    """
+    body = strip_thinking(text) if isinstance(text, str) else ""
+    start = next((i for i, ch in enumerate(body) if ch in "{[" and
+                  _looks_like_json_start(body, i)), None)  # fmt: skip
+    if start is None:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for ch in body[start:]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return False  # the first value closed: what follows is not this answer
+    return True
+
+
+def parse_json_payload(text: str, *, whole: bool = False) -> Any:
     """The JSON object or array in an LLM reply, repaired if needed.
 
     Reasoning is removed first (:func:`strip_thinking`); fenced blocks are preferred to
@@ -146,12 +180,17 @@ def parse_json_payload(text: str) -> Any:
     Returns:
         a ``dict`` or ``list`` (empty only when the reply literally was ``{}`` or ``[]``).
 
+    ``whole``: a reply whose JSON is cut off before it closes (:func:`cut_off`) is a
+    :class:`ParseError`, not repaired into the part that came before the cut.
+
     Raises:
         ParseError: the reply is empty, all reasoning, or holds no JSON that decodes or
-            repairs into a non-empty object or array.
+            repairs into a non-empty object or array (or, with ``whole``, is cut off).
     """
     if not isinstance(text, str) or not text.strip():
         raise ParseError("empty reply")
+    if whole and cut_off(text):
+        raise ParseError(f"the reply's JSON is cut off before it closes: ...{text[-60:]!r}")
     body = strip_thinking(text)
     if not body.strip():
         raise ParseError("the reply holds only reasoning (<think>), no answer")
@@ -218,10 +257,15 @@ def as_text(value: Any, sep: str = " ", _depth: int = 0) -> str:
         return ""
     if isinstance(value, str):
         return value.strip()
-    if isinstance(value, int | float):
-        if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, int):  # whole already; float() would overflow past 308 digits
+        try:
+            return str(value)
+        except ValueError:  # past Python's digit limit for int → str
             return ""
-        return str(int(value)) if float(value).is_integer() else str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return ""
+        return str(int(value)) if value.is_integer() else str(value)
     if isinstance(value, list | tuple):
         parts = (as_text(v, sep, _depth + 1) for v in value)
         return sep.join(p for p in parts if p)
@@ -241,13 +285,16 @@ def as_number(value: Any) -> float | None:
     """
     if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        number = float(value)
-    else:
-        match = _NUMBER.search(as_text(value))
-        if match is None:
-            return None
-        number = float(match.group())
+    try:
+        if isinstance(value, int | float):
+            number = float(value)
+        else:
+            match = _NUMBER.search(as_text(value))
+            if match is None:
+                return None
+            number = float(match.group())
+    except OverflowError:  # an integer past float's range (309+ digits)
+        return None
     return number if math.isfinite(number) else None
 
 

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from hygraph.errors import IndexMismatchError
+from hygraph.secrets import register_secret
 from hygraph.vectors.base import (
     INDEXED_FIELDS,
     VectorHit,
@@ -76,6 +77,11 @@ class ServerVectorIndex:
         timeout: float = 60.0,
     ):
         self._owns_client = client is None
+        #: How to reach the server again if the caller closes its client before
+        #: :meth:`discard` runs (read from the client when it is not ours).
+        self._reconnect = (
+            {"url": url, "api_key": api_key} if client is None else _connection(client)
+        )
         if client is None:
             from qdrant_client import QdrantClient
 
@@ -86,6 +92,7 @@ class ServerVectorIndex:
         self.vector_name = vector_name
         self.url = url
         self._api_key = api_key
+        register_secret(api_key)
         self._closed = False
         self._using: dict[str, str] = {}  # server-wide name -> vector name in use
         self._created: set[str] = set()  # server-wide names created by this object
@@ -302,10 +309,9 @@ class ServerVectorIndex:
         if not (self._created or any(written.values())):
             return
         client = self.client
-        if self._closed:  # our own client was closed with the index: connect again
-            from qdrant_client import QdrantClient
-
-            client = QdrantClient(url=self.url, api_key=self._api_key)
+        if self._closed or not _usable(client):  # closed (by us, or by the app): reconnect
+            client = self._connect_again() or client
+        left = []
         for real in sorted(self._created | set(written)):
             try:
                 if real in self._created:
@@ -318,13 +324,31 @@ class ServerVectorIndex:
                         points_selector=models.PointIdsList(points=sorted(written[real])),
                         wait=True,
                     )
-            except Exception as err:  # the client may be closed by now; nothing to do then
-                log.debug("could not remove Qdrant collection %s at exit: %s", real, err)
+            except Exception as err:  # noqa: BLE001 - the server may be gone; say what is left
+                left.append(f"{real} ({type(err).__name__})")
+        if left:
+            log.warning(
+                "could not remove the temporary Qdrant collection(s) %s; delete them on the "
+                "server (their names start with %r)", ", ".join(left), self.prefix,
+            )  # fmt: skip
         if client is not self.client:
             client.close()
         self._created.clear()
         if self._written is not None:
             self._written.clear()
+
+    def _connect_again(self) -> Any:
+        """A new client to the same server or local folder, or None if that is unknown."""
+        params = self._reconnect
+        if not params:
+            return None
+        from qdrant_client import QdrantClient
+
+        try:
+            return QdrantClient(**params)
+        except Exception as err:  # noqa: BLE001 - reported by discard as what is left
+            log.debug("could not reconnect to Qdrant to clean up: %s", err)
+            return None
 
     def close(self) -> None:
         """Close the client this index made; a client the caller passed stays open."""
@@ -332,3 +356,29 @@ class ServerVectorIndex:
         if close is not None and self._owns_client and not self._closed:
             close()
             self._closed = True
+
+
+def _connection(client: Any) -> dict[str, Any] | None:
+    """How to open another client to what ``client`` talks to: a server's URL and key,
+    or a local folder; None for an in-memory client (nothing outlives it) or one whose
+    make is unknown. Read from qdrant-client's own fields, best effort."""
+    inner = getattr(client, "_client", None)
+    host = getattr(inner, "_host", None)
+    if host:
+        port = getattr(inner, "_port", None)
+        url = f"{getattr(inner, '_scheme', 'http')}://{host}" + (f":{port}" if port else "")
+        return {"url": url + (getattr(inner, "_prefix", "") or ""),
+                "api_key": getattr(inner, "_api_key", None)}  # fmt: skip
+    location = getattr(inner, "location", None)
+    if isinstance(location, str) and location != ":memory:":
+        return {"path": location}
+    return None
+
+
+def _usable(client: Any) -> bool:
+    """Whether ``client`` still answers (an app may have closed it)."""
+    try:
+        client.get_collections()
+    except Exception:  # noqa: BLE001 - closed, or the server is gone
+        return False
+    return True

@@ -1,0 +1,60 @@
+"""Index files readable by their owner only.
+
+An index holds the user's documents several times over: chunk texts in SQLite, LLM
+prompts and replies in the cache, vectors and payloads in Qdrant's shards. None of it
+should be readable by other users of the machine, whatever their umask. Two
+mechanisms, because some files are written by libraries that take the process umask
+(SQLite's ``-wal``/``-shm``, Qdrant Edge's segments):
+
+- folders hygraph creates are made ``0700`` (:func:`private_dir`), which already keeps
+  other users out of everything below them;
+- after each write to an index or a cache, :func:`tighten` removes the group and
+  other bits from every file and folder under it that this user owns.
+
+The CLI also sets the process umask to ``077``, so that nothing it creates is ever
+readable by others even for an instant.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+PRIVATE_DIR_MODE = 0o700
+OTHERS = stat.S_IRWXG | stat.S_IRWXO
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and missing parents) readable by its owner only; return it."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    for created in missing:  # mkdir's mode is filtered by the umask: set it outright
+        _restrict(created)
+    return path
+
+
+def tighten(path: Path) -> None:
+    """Drop group and other permissions on ``path`` and everything below it that we own.
+
+    Errors are ignored: a read-only mount or a file owned by someone else keeps its mode,
+    and no write of the user's data depends on this.
+    """
+    if not path.exists():
+        return
+    _restrict(path)
+    if path.is_dir():
+        for root, dirs, files in os.walk(path):
+            for name in [*dirs, *files]:
+                _restrict(Path(root) / name)
+
+
+def _restrict(path: Path) -> None:
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode) or info.st_uid != os.getuid():
+            return
+        if info.st_mode & OTHERS:
+            path.chmod(stat.S_IMODE(info.st_mode) & ~OTHERS)
+    except OSError:
+        pass
