@@ -252,7 +252,11 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
     @staticmethod
     def _first_source(node: Node) -> str | None:
         """A chunk that supports the node: its first mention's chunk, else any source."""
-        for source in [*node.data.get("mentions", {}), *node.sources]:
+        first = node.data.get("tally", {}).get("first") or [None, None]
+        legacy = node.data.get("mentions", {})  # an index written before the records table
+        for source in [first[1], *legacy, *node.sources]:
+            if source is None:
+                continue
             if source != MANUAL_SOURCE:
                 return source
         return None
@@ -714,6 +718,12 @@ class HyGraphPropertyGraphStore(PropertyGraphStore):
             for source, items in by_source.items()
         ]
         update = builder.plan(extractions)
+        planned = {node.id for node in update.nodes}
+        unchanged = [entity_node_id(k) for k, own in extra.items() if own]
+        # An entity stated again as before is not in the plan; its properties may be new.
+        update.nodes += self.store.get_nodes(
+            (i for i in unchanged if i not in planned), sources=False
+        ).values()
         for node in update.nodes:
             own = extra.get(node.id[len("ent:") :])
             if own:

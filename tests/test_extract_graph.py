@@ -269,7 +269,9 @@ def test_entity_graph_does_not_depend_on_extraction_order():
         batch = extractions(ids)
         for step in order:
             builder.add([batch[i] for i in step])
-        nodes = {n.id: (n.name, n.text, n.data["mentions"]) for n in store.nodes_of_kind("entity")}
+        entities = store.nodes_of_kind("entity")
+        records = store.records_of(n.id for n in entities)
+        nodes = {n.id: (n.name, n.text, n.data["tally"], records[n.id]) for n in entities}
         edges = {(e.src, e.dst): (e.data["label"], e.data["entries"])
                  for e in store.iter_edges("relation")}  # fmt: skip
         return nodes, edges

@@ -193,8 +193,8 @@ class LlamaIndexPropertyGraphPeer:
                 continue
             if node.text and node.text.strip():
                 entity.properties["description"] = node.text.strip()
-            sources = [c for c in node.data.get("mentions", {}) if c in self._chunk_ids]
-            sources = sources or [c for c in node.sources if c in self._chunk_ids]
+            first = node.data.get("tally", {}).get("first") or [None, None]
+            sources = [c for c in [first[1], *node.sources] if c in self._chunk_ids]
             if sources:
                 entity.properties[TRIPLET_SOURCE_KEY] = sources[0]
             nodes[entity.id] = entity

@@ -2,13 +2,28 @@
 
 Entities merge across chunks by their normalised key (node id ``ent:<key>``);
 relations become directed ``relation`` edges between entity nodes; each chunk
-links to the entities it mentions with a ``mentions`` edge. A node keeps its
-mentions per chunk in ``data["mentions"]`` (``chunk id -> [name, type, score,
-description]``) and everything shown is derived from them: the display name is
-the most frequent surface form, the type the most frequent specific type, the
-score the highest importance, and the text the chunk descriptions joined in
-order. Deriving from per-chunk records is what lets a deleted document take its
-contribution with it while shared entities keep the rest.
+links to the entities it mentions with a ``mentions`` edge.
+
+What a chunk says of an entity is kept as one record in the store's ``records``
+table (``[name, type, score, description]``, owner = the node id), so a deleted
+document takes its contribution with it while shared entities keep the rest. The
+node keeps a tally of its records (``data["tally"]``): each surface form and type
+with its count and first chunk, each distinct description with its first chunk,
+the highest score. Everything shown is derived from the tally: the display name is
+the most frequent surface form, the type the most frequent specific type, the score
+the highest importance, and the text the distinct descriptions in chunk order.
+
+A tally grows with what is new, never with how often an entity was seen: adding a
+chunk that mentions an entity already named in ten thousand chunks reads and writes
+the tally, not the ten thousand records (those are read again only when a record is
+replaced or a document deleted). That keeps a long document's build linear.
+"First" is by the index's chunk order (the order chunks were added; chunks unknown to
+the store after them, by id), so the result does not depend on when each chunk was
+extracted.
+
+Relation edges keep their per-chunk entries in ``data["entries"]`` (``chunk id ->
+[[label, description, weight], ...]``); a pair of entities is stated in far fewer
+chunks than a frequent entity is named.
 
 When the joined description passes ``summary_threshold`` tokens and an LLM is
 configured, it is summarised (cached, and redone only when the descriptions
@@ -19,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,29 +47,72 @@ if TYPE_CHECKING:
 
 SUMMARY_THRESHOLD_TOKENS = 500  # GraphRAG-style merge trigger (HyGRAG spec, reference code)
 SUMMARY_MAX_WORDS = 150  # our choice
+UNKNOWN_POSITION = 2**62  # chunks the store does not hold (adapter sources) sort last
+RECORDS_META = "entity_records"  # meta key: mention records live in the records table
 
 
 @dataclass
 class GraphUpdate:
-    """Nodes and edges to upsert."""
+    """Nodes, edges and per-chunk records to write."""
 
     nodes: list[Node] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
+    records: list[tuple[str, str, list[Any]]] = field(default_factory=list)
 
 
 def entity_node_id(key: str) -> str:
     return f"ent:{key}"
 
 
-def _derive_entity(key: str, mentions: dict[str, list[Any]]) -> tuple[str, str, float, str]:
-    """Display name, type, score and joined description from per-chunk mention records."""
-    names = Counter(m[0] for m in mentions.values())
-    name = max(names, key=lambda n: (names[n], -list(names).index(n)))
-    types = Counter(m[1] for m in mentions.values() if m[1] and m[1] != DEFAULT_TYPE)
-    etype = types.most_common(1)[0][0] if types else DEFAULT_TYPE
-    score = max(float(m[2]) for m in mentions.values())
-    descriptions = list(dict.fromkeys(m[3].strip() for m in mentions.values() if m[3].strip()))
-    return name, etype, score, "\n".join(descriptions)
+def _earlier(a: list[Any] | None, b: list[Any]) -> list[Any]:
+    """The earlier of two ``[position, chunk id]`` marks (``a`` may be missing)."""
+    return b if a is None or (b[0], b[1]) < (a[0], a[1]) else a
+
+
+def tally_add(tally: dict[str, Any], mark: list[Any], record: Sequence[Any]) -> None:
+    """Count one chunk's mention record into ``tally`` (in place).
+
+    ``mark`` is ``[position, chunk id]`` of the chunk; ``record`` is ``[name, type,
+    score, description]``.
+    """
+    name, etype, score, description = record[0], record[1], float(record[2]), record[3]
+    for field_name, value in (("names", name), ("types", etype)):
+        if field_name == "types" and (not value or value == DEFAULT_TYPE):
+            continue
+        counts = tally.setdefault(field_name, {})
+        count, first = (counts[value][0], counts[value][1:]) if value in counts else (0, None)
+        counts[value] = [count + 1, *_earlier(first, mark)]
+    text = description.strip()
+    if text:
+        descriptions = tally.setdefault("descriptions", {})
+        descriptions[text] = _earlier(descriptions.get(text), mark)
+    tally["score"] = max(float(tally.get("score", score)), score)
+    tally["first"] = _earlier(tally.get("first"), mark)
+
+
+def tally_of(records: Mapping[str, Sequence[Any]], positions: Mapping[str, int]) -> dict[str, Any]:
+    """The tally of a whole set of records (``chunk id -> record``)."""
+    tally: dict[str, Any] = {}
+    for chunk_id, record in records.items():
+        tally_add(tally, [positions.get(chunk_id, UNKNOWN_POSITION), chunk_id], record)
+    return tally
+
+
+def derive_entity(tally: Mapping[str, Any]) -> tuple[str, str, float, str]:
+    """Display name, type, score and joined description from a tally.
+
+    Most frequent name and specific type (a tie goes to the one seen first), highest
+    score, distinct descriptions in the order they were first seen.
+    """
+
+    def most(counts: Mapping[str, list[Any]]) -> str:
+        return min(counts, key=lambda v: (-counts[v][0], counts[v][1], counts[v][2]))
+
+    names, types = tally.get("names", {}), tally.get("types", {})
+    descriptions = tally.get("descriptions", {})
+    joined = "\n".join(sorted(descriptions, key=lambda d: tuple(descriptions[d])))
+    etype = most(types) if types else DEFAULT_TYPE
+    return most(names), etype, float(tally.get("score", 0.0)), joined
 
 
 def _chunk_order(
@@ -62,17 +120,17 @@ def _chunk_order(
 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """A function that puts per-chunk records in the index's chunk order.
 
-    An entity's name, description and a relation's label are read from its per-chunk
-    records in order, so the order must not depend on when each chunk was extracted (a
-    chunk whose extraction failed and was redone later would otherwise move its
-    description to the end): records follow the order chunks were added to the index,
-    unknown chunks last, by id.
+    A relation's label is read from its per-chunk entries in order, so the order must
+    not depend on when each chunk was extracted (a chunk whose extraction failed and
+    was redone later would otherwise move to the end): entries follow the order chunks
+    were added to the index, unknown chunks last, by id.
     """
     positions = store.chunk_positions(c for r in records for c in r)
-    last = len(positions) + 1
 
     def order(record: dict[str, Any]) -> dict[str, Any]:
-        return dict(sorted(record.items(), key=lambda kv: (positions.get(kv[0], last), kv[0])))
+        return dict(
+            sorted(record.items(), key=lambda kv: (positions.get(kv[0], UNKNOWN_POSITION), kv[0]))
+        )
 
     return order
 
@@ -82,6 +140,36 @@ def _derive_relation(entries: dict[str, list[list[Any]]]) -> tuple[str, float]:
     label = labels.most_common(1)[0][0] if labels else "related to"
     weight = sum(float(e[2]) for items in entries.values() for e in items)
     return label, weight
+
+
+def move_mentions_to_records(store: GraphStore, gone: Iterable[str] = ()) -> int:
+    """Move the mention records an older index kept inside each entity node
+    (``data["mentions"]``) into the records table, with a tally; once per index.
+
+    ``gone``: chunks a delete has just removed (their records are not moved). Returns
+    how many nodes were moved. A read-only index is left as it is (nothing that reads
+    entities needs the records).
+    """
+    if store.read_only or store.get_meta(RECORDS_META) == "1":
+        return 0
+    moved = 0
+    with store.transaction():
+        legacy = [n for n in store.nodes_of_kind(NodeKind.ENTITY) if "mentions" in n.data]
+        positions = store.chunk_positions(c for n in legacy for c in n.data["mentions"])
+        skip = set(gone)
+        nodes: list[Node] = []
+        rows: list[tuple[str, str, list[Any]]] = []
+        for node in legacy:
+            mentions = {c: r for c, r in node.data.pop("mentions").items() if c not in skip}
+            if mentions:  # else nothing of the entity graph is left (the delete's repair)
+                node.data["tally"] = tally_of(mentions, positions)
+            rows += [(node.id, c, list(r)) for c, r in mentions.items()]
+            nodes.append(node)
+        store.put_records(rows)
+        store.upsert_nodes(nodes)
+        store.set_meta(RECORDS_META, "1")
+        moved = len(nodes)
+    return moved
 
 
 class EntityGraphBuilder:
@@ -110,15 +198,21 @@ class EntityGraphBuilder:
     def write(self, update: GraphUpdate) -> None:
         """Write a planned update in one transaction (joins the caller's, if any)."""
         with self.store.transaction():
+            self.store.put_records(update.records)
             self.store.upsert_nodes(update.nodes)
             self.store.upsert_edges(update.edges)
 
     def plan(self, extractions: Sequence[Extraction]) -> GraphUpdate:
-        """The nodes and edges that merging ``extractions`` produces (reads, never writes).
+        """The nodes, edges and records that merging ``extractions`` produces (reads,
+        never writes).
 
-        LLM summaries, when due, are made here, so that the write that follows is
-        short and can share a transaction with the caller's bookkeeping.
+        An entity's tally takes each new chunk's record; a chunk merged before with the
+        same record changes nothing, one merged before with another record (a chunk
+        extracted again) has the entity's tally made again from all its records. LLM
+        summaries, when due, are made here, so that the write that follows is short and
+        can share a transaction with the caller's bookkeeping.
         """
+        move_mentions_to_records(self.store)
         mentions: dict[str, dict[str, list[Any]]] = {}
         relations: dict[tuple[str, str], dict[str, list[list[Any]]]] = {}
         mention_edges: list[Edge] = []
@@ -143,28 +237,17 @@ class EntityGraphBuilder:
                 per_chunk.setdefault(pair, []).append([r.label, r.description, r.weight])
             for pair, items in per_chunk.items():
                 relations.setdefault(pair, {})[ex.chunk_id] = items
-        existing = self.store.get_nodes(entity_node_id(k) for k in mentions)
+        nodes, records = self._merge_mentions(mentions, [ex.chunk_id for ex in extractions])
+        self._summarise(nodes)
         edge_keys = [
             (entity_node_id(s), entity_node_id(t), EdgeKind.RELATION) for s, t in relations
         ]
         old_edges = self.store.get_edges(edge_keys)
-        merged_mentions = {
-            key: {**(existing[entity_node_id(key)].data.get("mentions", {})
-                     if entity_node_id(key) in existing else {}), **new}
-            for key, new in mentions.items()
-        }  # fmt: skip
         merged_entries = {
             pair: {**(old_edges[ek].data.get("entries", {}) if ek in old_edges else {}), **new}
             for (pair, new), ek in zip(relations.items(), edge_keys, strict=True)
         }
-        order = _chunk_order(self.store, [*merged_mentions.values(), *merged_entries.values()])
-        nodes: list[Node] = []
-        for key, new in mentions.items():
-            old = existing.get(entity_node_id(key))
-            data = dict(old.data) if old else {}
-            data["mentions"] = order(merged_mentions[key])
-            nodes.append(self._entity_node(key, data, sources=list(new)))
-        self._summarise(nodes)
+        order = _chunk_order(self.store, list(merged_entries.values()))
         edges: list[Edge] = []
         for (s, t), new_entries in relations.items():
             ek = (entity_node_id(s), entity_node_id(t), EdgeKind.RELATION)
@@ -178,10 +261,59 @@ class EntityGraphBuilder:
                     sources=list(new_entries),
                 )
             )
-        return GraphUpdate(nodes, edges + mention_edges)
+        return GraphUpdate(nodes, edges + mention_edges, records)
 
-    def _entity_node(self, key: str, data: dict[str, Any], sources: Iterable[str]) -> Node:
-        name, etype, score, description = _derive_entity(key, data["mentions"])
+    def _merge_mentions(
+        self, mentions: dict[str, dict[str, list[Any]]], chunk_ids: Sequence[str]
+    ) -> tuple[list[Node], list[tuple[str, str, list[Any]]]]:
+        """Entity nodes with the new records counted in, and the records to store."""
+        ids = [entity_node_id(k) for k in mentions]
+        existing = self.store.get_nodes(ids, sources=False)
+        stored = self.store.records_from(chunk_ids)
+        positions = self.store.chunk_positions(chunk_ids)
+        nodes: list[Node] = []
+        records: list[tuple[str, str, list[Any]]] = []
+        redo: dict[str, dict[str, list[Any]]] = {}
+        for node_id, new in zip(ids, mentions.values(), strict=True):
+            fresh = {c: r for c, r in new.items() if stored.get((node_id, c)) != r}
+            if not fresh:
+                continue  # every record already counted, as it is
+            records += [(node_id, c, r) for c, r in fresh.items()]
+            if any((node_id, c) in stored for c in fresh):
+                redo[node_id] = fresh  # a record replaced: count all of them again
+                continue
+            old = existing.get(node_id)
+            data = dict(old.data) if old else {}
+            tally = {k: (dict(v) if isinstance(v, dict) else v)
+                     for k, v in data.get("tally", {}).items()}  # fmt: skip
+            for chunk_id, record in fresh.items():
+                tally_add(tally, [positions.get(chunk_id, UNKNOWN_POSITION), chunk_id], record)
+            data["tally"] = tally
+            nodes.append(self._entity_node(node_id, data, sources=list(fresh)))
+        if redo:
+            every = self.store.records_of(redo)
+            for node_id, fresh in redo.items():
+                every[node_id] = {**every.get(node_id, {}), **fresh}
+            nodes += self._retallied(every, existing, {n: list(f) for n, f in redo.items()})
+        return nodes, records
+
+    def _retallied(
+        self,
+        records: dict[str, dict[str, list[Any]]],
+        existing: Mapping[str, Node],
+        sources: Mapping[str, Sequence[str]],
+    ) -> list[Node]:
+        """Entity nodes whose tally is made again from all their records."""
+        positions = self.store.chunk_positions(c for r in records.values() for c in r)
+        nodes = []
+        for node_id, mine in records.items():
+            old = existing.get(node_id)
+            data = {**(old.data if old else {}), "tally": tally_of(mine, positions)}
+            nodes.append(self._entity_node(node_id, data, sources=sources.get(node_id, ())))
+        return nodes
+
+    def _entity_node(self, node_id: str, data: dict[str, Any], sources: Iterable[str]) -> Node:
+        name, etype, score, description = derive_entity(data["tally"])
         data["score"] = score
         data["type"] = etype
         text = description
@@ -191,7 +323,7 @@ class EntityGraphBuilder:
         else:
             data.pop("summary", None)
             data.pop("summary_of", None)
-        return Node(entity_node_id(key), NodeKind.ENTITY, name, text, data, tuple(sources))
+        return Node(node_id, NodeKind.ENTITY, name, text, data, tuple(sources))
 
     def _summarise(self, nodes: list[Node]) -> None:
         """Replace long merged descriptions with an LLM summary (when an LLM is configured)."""
@@ -229,16 +361,19 @@ class EntityGraphBuilder:
     def repair(self, removed: DeleteResult) -> None:
         """Re-derive entities and relations that lost provenance when a document was deleted.
 
-        What remains is derived in the index's chunk order, as a build gives it (the
-        store hands records back in key order).
+        The store has dropped the deleted chunks' records; each touched entity is tallied
+        again from the records left. Relations keep their remaining entries in the
+        index's chunk order, as a build gives it (the store hands records back in key
+        order).
         """
         gone = set(removed.chunk_ids)
-        touched = self.store.get_nodes(n for n in removed.touched_node_ids if n.startswith("ent:"))
-        kept_mentions: dict[str, dict[str, Any]] = {}
-        for node_id, node in touched.items():
-            kept = {c: m for c, m in node.data.get("mentions", {}).items() if c not in gone}
-            if kept:
-                kept_mentions[node_id] = kept
+        move_mentions_to_records(self.store, gone)
+        touched = self.store.get_nodes(
+            (n for n in removed.touched_node_ids if n.startswith("ent:")), sources=False
+        )
+        left = self.store.records_of(touched)
+        nodes = self._retallied({n: left[n] for n in touched if n in left}, touched, {})
+        self._summarise(nodes)
         kept_entries: dict[tuple[str, str, str], dict[str, Any]] = {}
         for node_id in touched:
             for edge in self.store.edges_of(node_id, EdgeKind.RELATION):
@@ -247,12 +382,7 @@ class EntityGraphBuilder:
                     kept = {c: items for c, items in entries.items() if c not in gone}
                     if kept:
                         kept_entries[(edge.src, edge.dst, edge.kind)] = kept
-        order = _chunk_order(self.store, [*kept_mentions.values(), *kept_entries.values()])
-        nodes: list[Node] = []
-        for node_id, kept in kept_mentions.items():
-            data = {**touched[node_id].data, "mentions": order(kept)}
-            nodes.append(self._entity_node(node_id[4:], data, ()))
-        self._summarise(nodes)
+        order = _chunk_order(self.store, list(kept_entries.values()))
         edges: list[Edge] = []
         for (src, dst, kind), kept in kept_entries.items():
             entries = order(kept)

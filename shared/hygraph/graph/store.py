@@ -54,13 +54,20 @@ CREATE TABLE IF NOT EXISTS edges (
     weight REAL NOT NULL DEFAULT 1.0, data TEXT,
     PRIMARY KEY (src, dst, kind)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
-CREATE INDEX IF NOT EXISTS edges_kind ON edges(kind);
+CREATE INDEX IF NOT EXISTS edges_dst_kind ON edges(dst, kind);
+CREATE INDEX IF NOT EXISTS edges_kind_src ON edges(kind, src);
+DROP INDEX IF EXISTS edges_dst;
+DROP INDEX IF EXISTS edges_kind;
 CREATE TABLE IF NOT EXISTS edge_sources (
     src TEXT NOT NULL, dst TEXT NOT NULL, kind TEXT NOT NULL, chunk_id TEXT NOT NULL,
     PRIMARY KEY (src, dst, kind, chunk_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edge_sources_chunk ON edge_sources(chunk_id);
+CREATE TABLE IF NOT EXISTS records (
+    owner TEXT NOT NULL, chunk_id TEXT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (owner, chunk_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS records_chunk ON records(chunk_id);
 CREATE TABLE IF NOT EXISTS extractions (
     chunk_id TEXT PRIMARY KEY, extractor TEXT NOT NULL, data TEXT NOT NULL
 ) WITHOUT ROWID;
@@ -427,6 +434,8 @@ class GraphStore:
             "DELETE FROM edge_sources WHERE src IN (SELECT id FROM _gone_nodes)"
             " OR dst IN (SELECT id FROM _gone_nodes)"
         )
+        conn.execute("DELETE FROM records WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
+        conn.execute("DELETE FROM records WHERE owner IN (SELECT id FROM _gone_nodes)")
         conn.execute("DELETE FROM progress WHERE item IN (SELECT id FROM _gone_chunks)")
         conn.execute("DELETE FROM extractions WHERE chunk_id IN (SELECT id FROM _gone_chunks)")
         return DeleteResult(
@@ -460,11 +469,12 @@ class GraphStore:
                     f"DELETE FROM {table} WHERE src = ? AND dst = ? AND kind = ?", gone
                 )
             rows = 0
-            for table in ("edge_sources", "node_sources"):
+            for table in ("edge_sources", "node_sources", "records"):
                 cursor = conn.execute(
                     f"DELETE FROM {table} WHERE chunk_id IN (SELECT id FROM _dangling)"
                 )
                 rows += max(cursor.rowcount, 0)
+            conn.execute("DELETE FROM records WHERE owner IN (SELECT id FROM _dangling)")
         return len(gone), rows
 
     # -- nodes and edges ------------------------------------------------------------------
@@ -507,6 +517,7 @@ class GraphStore:
                 batch = ids[start : start + 500]
                 marks = ",".join("?" * len(batch))
                 conn.execute(f"DELETE FROM node_sources WHERE node_id IN ({marks})", batch)
+                conn.execute(f"DELETE FROM records WHERE owner IN ({marks})", batch)
                 conn.execute(f"DELETE FROM nodes WHERE id IN ({marks})", batch)
                 for table in ("edges", "edge_sources"):
                     conn.execute(
@@ -539,18 +550,19 @@ class GraphStore:
         )
         return list(dict.fromkeys((r[0], r[1], r[2]) for r in rows))
 
-    def get_nodes(self, node_ids: Iterable[str]) -> dict[str, Node]:
+    def get_nodes(self, node_ids: Iterable[str], *, sources: bool = True) -> dict[str, Node]:
+        """Nodes by id (missing ids are absent). ``sources=False`` leaves provenance out:
+        a node many chunks mention has as many rows, and a merge does not need them."""
         ids = list(dict.fromkeys(node_ids))
         rows = self._query_in(
             "SELECT id, kind, name, text, data FROM nodes WHERE id IN ({marks})", ids
         )
-        sources: dict[str, list[str]] = {}
-        for node_id, chunk_id in self._query_in(
-            "SELECT node_id, chunk_id FROM node_sources WHERE node_id IN ({marks})", ids
-        ):
-            sources.setdefault(node_id, []).append(chunk_id)
+        found: dict[str, list[str]] = {}
+        sql = "SELECT node_id, chunk_id FROM node_sources WHERE node_id IN ({marks})"
+        for node_id, chunk_id in self._query_in(sql, ids) if sources else ():
+            found.setdefault(node_id, []).append(chunk_id)
         return {
-            node_id: Node(node_id, kind, name, text, _loads(data), tuple(sources.get(node_id, ())))
+            node_id: Node(node_id, kind, name, text, _loads(data), tuple(found.get(node_id, ())))
             for node_id, kind, name, text, data in rows
         }
 
@@ -657,9 +669,11 @@ class GraphStore:
 
     def edges_of(self, node_id: str, kind: str | None = None) -> list[Edge]:
         """Edges leaving or entering ``node_id`` (optionally of one kind)."""
-        # Two indexed lookups (primary key by src, edges_dst by dst): an OR would scan,
-        # and "+kind" keeps the planner off the far less selective kind index.
-        kind_filter, extra = (" AND +kind = ?", [kind]) if kind is not None else ("", [])
+        # Two indexed lookups (by src: the primary key; by dst and kind: edges_dst_kind):
+        # an OR would scan. With a kind, the dst side does not read the node's edges of
+        # other kinds (an entity named in thousands of chunks has as many mention edges
+        # pointing at it).
+        kind_filter, extra = (" AND kind = ?", [kind]) if kind is not None else ("", [])
         sql = (
             f"SELECT src, dst, kind, weight, data FROM edges WHERE src = ?{kind_filter}"
             f" UNION ALL SELECT src, dst, kind, weight, data FROM edges WHERE dst = ?"
@@ -667,6 +681,32 @@ class GraphStore:
         )
         params: list[Any] = [node_id, *extra, node_id, node_id, *extra]
         return [Edge(s, d, k, w, _loads(data)) for s, d, k, w, data in self._query(sql, params)]
+
+    # -- per-chunk records ---------------------------------------------------------------
+
+    def put_records(self, rows: Iterable[tuple[str, str, Any]]) -> None:
+        """Store what one chunk contributed to a node or edge (``owner``), replacing an
+        older record of the same chunk. Records go with their chunk on a delete, so the
+        owner can be derived again from what is left."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO records(owner, chunk_id, data) VALUES (?, ?, ?)",
+                [(o, c, json.dumps(r, ensure_ascii=False)) for o, c, r in rows],
+            )
+
+    def records_of(self, owners: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Every record of each owner: ``owner -> chunk id -> record``."""
+        out: dict[str, dict[str, Any]] = {}
+        sql = "SELECT owner, chunk_id, data FROM records WHERE owner IN ({marks})"
+        for owner, chunk_id, data in self._query_in(sql, list(dict.fromkeys(owners))):
+            out.setdefault(owner, {})[chunk_id] = json.loads(data)
+        return out
+
+    def records_from(self, chunk_ids: Iterable[str]) -> dict[tuple[str, str], Any]:
+        """The records the given chunks contributed: ``(owner, chunk id) -> record``."""
+        sql = "SELECT owner, chunk_id, data FROM records WHERE chunk_id IN ({marks})"
+        rows = self._query_in(sql, list(dict.fromkeys(chunk_ids)))
+        return {(owner, chunk_id): json.loads(data) for owner, chunk_id, data in rows}
 
     # -- extractions -------------------------------------------------------------------
 
