@@ -46,10 +46,15 @@ def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
 def test_a_full_disk_gives_one_line_and_the_rerun_completes(small_disk, sample_path):
     docs = [str(p) for p in sorted(sample_path.glob("*.md"))]
     index = str(small_disk / "ix")
-    # The guard off: the build runs into the full disk mid-way.
+    # The guard off: the build runs into the full disk mid-way. What fills the last page
+    # decides how it ends: SQLite's write fails with one line, or Qdrant Edge touches a
+    # mapped page the disk cannot hold and the process dies of SIGBUS (the upstream
+    # limit the guard exists for). Either way it fails, and what follows must hold.
     build = ["index", *docs, "--index", index, "--method", "vanilla", "--no-progress"]
-    line = _one_error_line(_hygraph(*build, min_free_mb="0"))
-    assert "space" in line
+    unguarded = _hygraph(*build, min_free_mb="0")
+    assert unguarded.returncode != 0, unguarded
+    if unguarded.returncode not in (-7, 135):
+        assert "space" in _one_error_line(unguarded)
     # With the guard, every command on the short disk says so, instead of SIGBUS.
     query = ["query", "Who designed the Caddow Bridge?", "--index", index, "--method", "vanilla"]
     for args in (query, build, ["info", "--index", index]):
