@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import json
 
-from hygraph.extract import Entity, Extraction
+from hygraph.extract import Entity, Extraction, Relation
 from hygraph.graph.entity_graph import (
     RECORDS_META,
+    RECORDS_VERSION,
     EntityGraphBuilder,
     derive_entity,
     entity_node_id,
     move_mentions_to_records,
     tally_of,
 )
-from hygraph.graph.store import GraphStore, Node
+from hygraph.graph.store import ENTRIES_FROM, Edge, GraphStore, Node, edge_owner
 from hygraph.ingest import Chunk, Document
 
 KEY = entity_node_id("harrowby")
@@ -148,7 +149,7 @@ def test_an_index_written_before_moves_its_records_once():
         ]  # fmt: skip
     )
     assert move_mentions_to_records(store) == 1
-    assert store.get_meta(RECORDS_META) == "1"
+    assert store.get_meta(RECORDS_META) == RECORDS_VERSION
     assert move_mentions_to_records(store) == 0  # once
     node = store.get_nodes([KEY])[KEY]
     assert "mentions" not in node.data and store.records_of([KEY])[KEY] == legacy
@@ -171,3 +172,67 @@ def test_a_delete_before_the_move_leaves_out_the_deleted_chunks():
     node = store.get_nodes([KEY])[KEY]
     assert node.text == "Kept." and node.data["score"] == 10.0
     assert store.records_of([KEY])[KEY] == {ids[1]: ["Harrowby", "place", 10.0, "Kept."]}
+
+
+PAIR = (entity_node_id("harrowby"), entity_node_id("dunmere"), "relation")
+
+
+def _statement(chunk_id: str, label: str = "trades with", weight: float = 1.0) -> Extraction:
+    return Extraction(
+        chunk_id, relations=[Relation("Harrowby", "Dunmere", label, f"{label} ({chunk_id})",
+                                      weight)]
+    ).normalised()  # fmt: skip
+
+
+def _edge_bytes(store: GraphStore) -> int:
+    row = store._query(
+        "SELECT length(data) FROM edges WHERE src = ? AND dst = ? AND kind = ?", PAIR
+    )
+    return int(row[0][0])
+
+
+def test_a_relation_edge_does_not_grow_with_the_chunks_that_state_it():
+    """Fails on an edge that stores every chunk's entries inline: each batch that stated
+    the pair rewrote all earlier statements. Readers still find them in
+    ``data["entries"]``, in chunk order."""
+    store, ids = _store(200)
+    builder = EntityGraphBuilder(store)
+    builder.add([_statement(c) for c in ids[:10]])
+    after_ten = _edge_bytes(store)
+    for start in range(10, 200, 40):
+        builder.add([_statement(c) for c in ids[start : start + 40]][::-1])
+    assert _edge_bytes(store) <= after_ten + 16
+    edge = store.get_edges([PAIR])[PAIR]
+    assert list(edge.data["entries"]) == ids  # chunk order, whatever the merge order
+    assert edge.weight == 200.0 and edge.data["label"] == "trades with"
+    assert store.edges_of(PAIR[0], "relation")[0].data["entries"] == edge.data["entries"]
+    assert next(store.iter_edges("relation")).data["entries"] == edge.data["entries"]
+
+
+def test_a_relation_label_follows_the_records_left_after_a_delete():
+    store, ids = _store(3)
+    builder = EntityGraphBuilder(store)
+    builder.add([_statement(ids[0], "met"), _statement(ids[1], "married", 2.0),
+                 _statement(ids[2], "married", 3.0)])  # fmt: skip
+    assert store.get_edges([PAIR])[PAIR].data["label"] == "married"
+    builder.repair(store.delete_document("d2"))
+    builder.repair(store.delete_document("d1"))
+    edge = store.get_edges([PAIR])[PAIR]
+    assert edge.data["label"] == "met" and edge.weight == 1.0
+    assert list(edge.data["entries"]) == [ids[0]]
+    assert set(store.records_of([edge_owner(*PAIR)])[edge_owner(*PAIR)]) == {ids[0]}
+
+
+def test_an_edge_written_with_inline_entries_moves_them_once():
+    store, ids = _store(2)
+    entries = {ids[1]: [["met", "They met.", 1.0]], ids[0]: [["married", "Wed.", 2.0]]}
+    store.upsert_edges([Edge(*PAIR, 3.0, {"label": "married", "entries": entries},
+                             (ids[0], ids[1]))])  # fmt: skip
+    assert move_mentions_to_records(store) == 1
+    edge = store.get_edges([PAIR])[PAIR]
+    assert edge.data[ENTRIES_FROM] == "records" and edge.weight == 3.0
+    assert edge.data["entries"] == {ids[0]: entries[ids[0]], ids[1]: entries[ids[1]]}
+    stored = store._query("SELECT data FROM edges")[0][0]
+    assert "They met." not in stored  # the entries live in the records table only
+    store.delete_edges([PAIR])
+    assert store.records_of([edge_owner(*PAIR)]) == {}

@@ -160,7 +160,7 @@ def test_names_whose_numbers_differ_are_not_synonyms(tmp_path):
 
     def pairs(**options: Any) -> set[tuple[str, str]]:
         layer = Synonyms({"synonym_threshold": 0.4, **options})
-        layer.link(res, list(names), layer._entity_vectors(res))
+        layer.link(res, list(names), layer._entity_vectors(res), replace=list(names))
         return {tuple(sorted((names[s], names[d]))) for s, d, _ in
                 store.edge_rows([EdgeKind.SYNONYM])}  # fmt: skip
 

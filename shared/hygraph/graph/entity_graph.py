@@ -33,14 +33,13 @@ change). Without an LLM the joined text is kept; the context renderer truncates 
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hygraph.extract.schema import DEFAULT_TYPE, Extraction
 from hygraph.graph.kinds import EdgeKind, NodeKind
-from hygraph.graph.store import DeleteResult, Edge, GraphStore, Node
+from hygraph.graph.store import ENTRIES_FROM, DeleteResult, Edge, GraphStore, Node, edge_owner
 
 if TYPE_CHECKING:
     from hygraph.models.base import LLM
@@ -48,7 +47,8 @@ if TYPE_CHECKING:
 SUMMARY_THRESHOLD_TOKENS = 500  # GraphRAG-style merge trigger (HyGRAG spec, reference code)
 SUMMARY_MAX_WORDS = 150  # our choice
 UNKNOWN_POSITION = 2**62  # chunks the store does not hold (adapter sources) sort last
-RECORDS_META = "entity_records"  # meta key: mention records live in the records table
+RECORDS_META = "entity_records"  # meta key: "2" once mentions and entries are records
+RECORDS_VERSION = "2"
 
 
 @dataclass
@@ -57,7 +57,7 @@ class GraphUpdate:
 
     nodes: list[Node] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
-    records: list[tuple[str, str, list[Any]]] = field(default_factory=list)
+    records: list[tuple[str, str, Any]] = field(default_factory=list)
 
 
 def entity_node_id(key: str) -> str:
@@ -115,61 +115,83 @@ def derive_entity(tally: Mapping[str, Any]) -> tuple[str, str, float, str]:
     return most(names), etype, float(tally.get("score", 0.0)), joined
 
 
-def _chunk_order(
-    store: GraphStore, records: Sequence[dict[str, Any]]
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """A function that puts per-chunk records in the index's chunk order.
-
-    A relation's label is read from its per-chunk entries in order, so the order must
-    not depend on when each chunk was extracted (a chunk whose extraction failed and
-    was redone later would otherwise move to the end): entries follow the order chunks
-    were added to the index, unknown chunks last, by id.
-    """
-    positions = store.chunk_positions(c for r in records for c in r)
-
-    def order(record: dict[str, Any]) -> dict[str, Any]:
-        return dict(
-            sorted(record.items(), key=lambda kv: (positions.get(kv[0], UNKNOWN_POSITION), kv[0]))
-        )
-
-    return order
+def relation_tally_add(tally: dict[str, Any], mark: list[Any], items: Sequence[Any]) -> None:
+    """Count one chunk's entries of a relation (``[[label, description, weight], ...]``)
+    into ``tally`` (in place): each label's count and first ``[position, chunk id, item]``,
+    and the summed weight."""
+    labels = tally.setdefault("labels", {})
+    for i, item in enumerate(items):
+        tally["weight"] = tally.get("weight", 0) + float(item[2])
+        label = item[0]
+        if not label:
+            continue
+        here = [*mark, i]
+        if label in labels:
+            count, first = labels[label][0], labels[label][1:]
+            labels[label] = [count + 1, *min(first, here)]
+        else:
+            labels[label] = [1, *here]
 
 
-def _derive_relation(entries: dict[str, list[list[Any]]]) -> tuple[str, float]:
-    labels = Counter(e[0] for items in entries.values() for e in items if e[0])
-    label = labels.most_common(1)[0][0] if labels else "related to"
-    weight = sum(float(e[2]) for items in entries.values() for e in items)
-    return label, weight
+def relation_tally_of(
+    entries: Mapping[str, Sequence[Any]], positions: Mapping[str, int]
+) -> dict[str, Any]:
+    """The tally of a relation's entries (``chunk id -> items``), counted in chunk order."""
+    tally: dict[str, Any] = {}
+    marks = {c: [positions.get(c, UNKNOWN_POSITION), c] for c in entries}
+    for chunk_id in sorted(entries, key=lambda c: marks[c]):
+        relation_tally_add(tally, marks[chunk_id], entries[chunk_id])
+    return tally
+
+
+def derive_relation(tally: Mapping[str, Any]) -> tuple[str, float]:
+    """The most frequent label (a tie goes to the one stated first) and the summed weight."""
+    labels = tally.get("labels", {})
+    label = min(labels, key=lambda v: (-labels[v][0], *labels[v][1:])) if labels else "related to"
+    return label, float(tally.get("weight", 0.0))
+
+
+def _relation_data(old: Mapping[str, Any] | None, tally: dict[str, Any]) -> dict[str, Any]:
+    data = {k: v for k, v in (old or {}).items() if k != "entries"}
+    data.update({"label": derive_relation(tally)[0], "tally": tally, ENTRIES_FROM: "records"})
+    return data
 
 
 def move_mentions_to_records(store: GraphStore, gone: Iterable[str] = ()) -> int:
-    """Move the mention records an older index kept inside each entity node
-    (``data["mentions"]``) into the records table, with a tally; once per index.
+    """Move the per-chunk records an older index kept inline into the records table,
+    with a tally; once per index. Entity nodes kept them in ``data["mentions"]``,
+    relation edges in ``data["entries"]``.
 
     ``gone``: chunks a delete has just removed (their records are not moved). Returns
-    how many nodes were moved. A read-only index is left as it is (nothing that reads
-    entities needs the records).
+    how many nodes and edges were moved. A read-only index is left as it is (readers
+    find inline entries where they are).
     """
-    if store.read_only or store.get_meta(RECORDS_META) == "1":
+    if store.read_only or store.get_meta(RECORDS_META) == RECORDS_VERSION:
         return 0
-    moved = 0
+    skip = set(gone)
     with store.transaction():
         legacy = [n for n in store.nodes_of_kind(NodeKind.ENTITY) if "mentions" in n.data]
-        positions = store.chunk_positions(c for n in legacy for c in n.data["mentions"])
-        skip = set(gone)
-        nodes: list[Node] = []
-        rows: list[tuple[str, str, list[Any]]] = []
+        edges = [e for e in store.iter_edges(EdgeKind.RELATION) if ENTRIES_FROM not in e.data]
+        positions = store.chunk_positions(
+            [*(c for n in legacy for c in n.data["mentions"]),
+             *(c for e in edges for c in e.data.get("entries", {}))]
+        )  # fmt: skip
+        rows: list[tuple[str, str, Any]] = []
         for node in legacy:
             mentions = {c: r for c, r in node.data.pop("mentions").items() if c not in skip}
             if mentions:  # else nothing of the entity graph is left (the delete's repair)
                 node.data["tally"] = tally_of(mentions, positions)
             rows += [(node.id, c, list(r)) for c, r in mentions.items()]
-            nodes.append(node)
+        for edge in edges:
+            entries = {c: i for c, i in edge.data.get("entries", {}).items() if c not in skip}
+            tally = relation_tally_of(entries, positions)
+            edge.data = _relation_data(edge.data, tally)
+            rows += [(edge_owner(edge.src, edge.dst, edge.kind), c, i) for c, i in entries.items()]
         store.put_records(rows)
-        store.upsert_nodes(nodes)
-        store.set_meta(RECORDS_META, "1")
-        moved = len(nodes)
-    return moved
+        store.upsert_nodes(legacy)
+        store.upsert_edges(edges)
+        store.set_meta(RECORDS_META, RECORDS_VERSION)
+    return len(legacy) + len(edges)
 
 
 class EntityGraphBuilder:
@@ -237,42 +259,71 @@ class EntityGraphBuilder:
                 per_chunk.setdefault(pair, []).append([r.label, r.description, r.weight])
             for pair, items in per_chunk.items():
                 relations.setdefault(pair, {})[ex.chunk_id] = items
-        nodes, records = self._merge_mentions(mentions, [ex.chunk_id for ex in extractions])
+        chunk_ids = [ex.chunk_id for ex in extractions]
+        stored = self.store.records_from(chunk_ids)
+        positions = self.store.chunk_positions(chunk_ids)
+        nodes, records = self._merge_mentions(mentions, stored, positions)
         self._summarise(nodes)
-        edge_keys = [
-            (entity_node_id(s), entity_node_id(t), EdgeKind.RELATION) for s, t in relations
-        ]
-        old_edges = self.store.get_edges(edge_keys)
-        merged_entries = {
-            pair: {**(old_edges[ek].data.get("entries", {}) if ek in old_edges else {}), **new}
-            for (pair, new), ek in zip(relations.items(), edge_keys, strict=True)
-        }
-        order = _chunk_order(self.store, list(merged_entries.values()))
+        edges, entries = self._merge_relations(relations, stored, positions)
+        return GraphUpdate(nodes, edges + mention_edges, records + entries)
+
+    def _merge_relations(
+        self,
+        relations: dict[tuple[str, str], dict[str, list[list[Any]]]],
+        stored: Mapping[tuple[str, str], Any],
+        positions: Mapping[str, int],
+    ) -> tuple[list[Edge], list[tuple[str, str, Any]]]:
+        """Relation edges with the new chunks' entries counted in, and the records to
+        store (as :meth:`_merge_mentions` does for entities)."""
+        keys = [(entity_node_id(s), entity_node_id(t), EdgeKind.RELATION) for s, t in relations]
+        existing = self.store.get_edges(keys, entries=False)
         edges: list[Edge] = []
-        for (s, t), new_entries in relations.items():
-            ek = (entity_node_id(s), entity_node_id(t), EdgeKind.RELATION)
-            entries = order(merged_entries[(s, t)])
-            label, weight = _derive_relation(entries)
-            edges.append(
-                Edge(
-                    *ek,
-                    weight=weight,
-                    data={"label": label, "entries": entries},
-                    sources=list(new_entries),
-                )
-            )
-        return GraphUpdate(nodes, edges + mention_edges, records)
+        records: list[tuple[str, str, Any]] = []
+        redo: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for key, new in zip(keys, relations.values(), strict=True):
+            owner = edge_owner(*key)
+            fresh = {c: items for c, items in new.items() if stored.get((owner, c)) != items}
+            if not fresh:
+                continue
+            records += [(owner, c, items) for c, items in fresh.items()]
+            if any((owner, c) in stored for c in fresh):
+                redo[key] = fresh
+                continue
+            old = existing.get(key)
+            tally = dict((old.data.get("tally") if old else None) or {})
+            tally["labels"] = dict(tally.get("labels", {}))
+            marks = {c: [positions.get(c, UNKNOWN_POSITION), c] for c in fresh}
+            for chunk_id in sorted(fresh, key=lambda c: marks[c]):
+                relation_tally_add(tally, marks[chunk_id], fresh[chunk_id])
+            edges.append(self._relation_edge(key, old, tally, fresh))
+        if redo:
+            every = self.store.records_of(edge_owner(*k) for k in redo)
+            chunks = [c for r in every.values() for c in r] + [c for f in redo.values() for c in f]
+            where = self.store.chunk_positions(chunks)
+            for key, fresh in redo.items():
+                entries = {**every.get(edge_owner(*key), {}), **fresh}
+                tally = relation_tally_of(entries, where)
+                edges.append(self._relation_edge(key, existing.get(key), tally, fresh))
+        return edges, records
+
+    @staticmethod
+    def _relation_edge(
+        key: tuple[str, str, str], old: Edge | None, tally: dict[str, Any], sources: Iterable[str]
+    ) -> Edge:
+        data = _relation_data(old.data if old else None, tally)
+        return Edge(*key, weight=derive_relation(tally)[1], data=data, sources=list(sources))
 
     def _merge_mentions(
-        self, mentions: dict[str, dict[str, list[Any]]], chunk_ids: Sequence[str]
-    ) -> tuple[list[Node], list[tuple[str, str, list[Any]]]]:
+        self,
+        mentions: dict[str, dict[str, list[Any]]],
+        stored: Mapping[tuple[str, str], Any],
+        positions: Mapping[str, int],
+    ) -> tuple[list[Node], list[tuple[str, str, Any]]]:
         """Entity nodes with the new records counted in, and the records to store."""
         ids = [entity_node_id(k) for k in mentions]
         existing = self.store.get_nodes(ids, sources=False)
-        stored = self.store.records_from(chunk_ids)
-        positions = self.store.chunk_positions(chunk_ids)
         nodes: list[Node] = []
-        records: list[tuple[str, str, list[Any]]] = []
+        records: list[tuple[str, str, Any]] = []
         redo: dict[str, dict[str, list[Any]]] = {}
         for node_id, new in zip(ids, mentions.values(), strict=True):
             fresh = {c: r for c, r in new.items() if stored.get((node_id, c)) != r}
@@ -361,31 +412,25 @@ class EntityGraphBuilder:
     def repair(self, removed: DeleteResult) -> None:
         """Re-derive entities and relations that lost provenance when a document was deleted.
 
-        The store has dropped the deleted chunks' records; each touched entity is tallied
-        again from the records left. Relations keep their remaining entries in the
-        index's chunk order, as a build gives it (the store hands records back in key
-        order).
+        The store has dropped the deleted chunks' records; each touched entity, and each
+        relation edge of one, is tallied again from the records left, in the index's
+        chunk order, as a build counts them.
         """
-        gone = set(removed.chunk_ids)
-        move_mentions_to_records(self.store, gone)
+        move_mentions_to_records(self.store, removed.chunk_ids)
         touched = self.store.get_nodes(
             (n for n in removed.touched_node_ids if n.startswith("ent:")), sources=False
         )
         left = self.store.records_of(touched)
         nodes = self._retallied({n: left[n] for n in touched if n in left}, touched, {})
         self._summarise(nodes)
-        kept_entries: dict[tuple[str, str, str], dict[str, Any]] = {}
+        edges: dict[tuple[str, str, str], Edge] = {}
         for node_id in touched:
             for edge in self.store.edges_of(node_id, EdgeKind.RELATION):
-                entries = edge.data.get("entries", {})
-                if any(c in gone for c in entries):
-                    kept = {c: items for c, items in entries.items() if c not in gone}
-                    if kept:
-                        kept_entries[(edge.src, edge.dst, edge.kind)] = kept
-        order = _chunk_order(self.store, list(kept_entries.values()))
-        edges: list[Edge] = []
-        for (src, dst, kind), kept in kept_entries.items():
-            entries = order(kept)
-            label, weight = _derive_relation(entries)
-            edges.append(Edge(src, dst, kind, weight, {"label": label, "entries": entries}))
-        self.write(GraphUpdate(nodes, edges))
+                entries = edge.data.get("entries", {})  # what the delete left of them
+                positions = self.store.chunk_positions(entries)
+                tally = relation_tally_of(entries, positions)
+                if entries and tally != edge.data.get("tally"):
+                    edge.weight = derive_relation(tally)[1]
+                    edge.data = _relation_data(edge.data, tally)
+                    edges[(edge.src, edge.dst, edge.kind)] = edge
+        self.write(GraphUpdate(nodes, list(edges.values())))

@@ -119,6 +119,22 @@ def _loads(value: str | None) -> dict[str, Any]:
     return json.loads(value) if value else {}
 
 
+ENTRIES_FROM = "entries_from"  # an edge payload key: its per-chunk entries are records
+_OWNER_SEP = "\x1f"
+
+
+def edge_owner(src: str, dst: str, kind: str) -> str:
+    """The ``records`` owner id of an edge."""
+    return f"{src}{_OWNER_SEP}{dst}{_OWNER_SEP}{kind}"
+
+
+def _payload(edge: Edge) -> str | None:
+    """An edge's stored payload: entries kept as records are not written into it."""
+    if edge.data.get(ENTRIES_FROM) == "records" and "entries" in edge.data:
+        return _dumps({k: v for k, v in edge.data.items() if k != "entries"})
+    return _dumps(edge.data)
+
+
 class GraphStore:
     """SQLite-backed typed graph with documents, chunks and provenance.
 
@@ -468,6 +484,9 @@ class GraphStore:
                 conn.executemany(
                     f"DELETE FROM {table} WHERE src = ? AND dst = ? AND kind = ?", gone
                 )
+            conn.executemany(
+                "DELETE FROM records WHERE owner = ?", [(edge_owner(*g),) for g in gone]
+            )
             rows = 0
             for table in ("edge_sources", "node_sources", "records"):
                 cursor = conn.execute(
@@ -502,7 +521,7 @@ class GraphStore:
                 "INSERT INTO edges(src, dst, kind, weight, data) VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT(src, dst, kind) DO UPDATE SET weight=excluded.weight,"
                 " data=excluded.data",
-                [(e.src, e.dst, e.kind, float(e.weight), _dumps(e.data)) for e in edges],
+                [(e.src, e.dst, e.kind, float(e.weight), _payload(e)) for e in edges],
             )
             conn.executemany(
                 "INSERT OR IGNORE INTO edge_sources(src, dst, kind, chunk_id) VALUES (?, ?, ?, ?)",
@@ -533,6 +552,9 @@ class GraphStore:
                 conn.executemany(
                     f"DELETE FROM {table} WHERE src = ? AND dst = ? AND kind = ?", rows
                 )
+            conn.executemany(
+                "DELETE FROM records WHERE owner = ?", [(edge_owner(*r),) for r in rows]
+            )
 
     def nodes_from_sources(self, source_ids: Iterable[str]) -> list[str]:
         """Ids of the nodes whose provenance includes any of ``source_ids``."""
@@ -638,8 +660,13 @@ class GraphStore:
         found = self.get_nodes(ids)
         return [found[i] for i in ids]
 
-    def get_edges(self, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], Edge]:
-        """Edges by ``(src, dst, kind)``; missing keys are absent from the result."""
+    def get_edges(
+        self, keys: Iterable[tuple[str, str, str]], *, entries: bool = True
+    ) -> dict[tuple[str, str, str], Edge]:
+        """Edges by ``(src, dst, kind)``; missing keys are absent from the result.
+
+        ``entries=False`` leaves out per-chunk entries kept as records (a merge that
+        only adds to an edge's tally does not read them)."""
         out: dict[tuple[str, str, str], Edge] = {}
         with self._lock:
             for src, dst, kind in dict.fromkeys(keys):
@@ -649,6 +676,8 @@ class GraphStore:
                 ).fetchone()
                 if row is not None:
                     out[(src, dst, kind)] = Edge(src, dst, kind, row[0], _loads(row[1]))
+        if entries:
+            self._attach_entries(out.values())
         return out
 
     def iter_edges(self, kind: str | None = None, batch_size: int = 5000) -> Iterator[Edge]:
@@ -663,8 +692,9 @@ class GraphStore:
             )
             if not rows:
                 return
-            for s, d, k, w, data in rows:
-                yield Edge(s, d, k, w, _loads(data))
+            batch = [Edge(s, d, k, w, _loads(data)) for s, d, k, w, data in rows]
+            self._attach_entries(batch)
+            yield from batch
             last = rows[-1][:3]
 
     def edges_of(self, node_id: str, kind: str | None = None) -> list[Edge]:
@@ -680,7 +710,27 @@ class GraphStore:
             f" AND src != ?{kind_filter}"
         )
         params: list[Any] = [node_id, *extra, node_id, node_id, *extra]
-        return [Edge(s, d, k, w, _loads(data)) for s, d, k, w, data in self._query(sql, params)]
+        edges = [Edge(s, d, k, w, _loads(data)) for s, d, k, w, data in self._query(sql, params)]
+        self._attach_entries(edges)
+        return edges
+
+    def _attach_entries(self, edges: Iterable[Edge]) -> None:
+        """Put the per-chunk records of edges that keep them in the records table into
+        ``data["entries"]`` (in the index's chunk order; chunks it does not hold last, by
+        id), as readers find them in an edge written with its entries inline."""
+        owners = {edge_owner(e.src, e.dst, e.kind): e for e in edges
+                  if e.data.get(ENTRIES_FROM) == "records"}  # fmt: skip
+        if not owners:
+            return
+        for edge in owners.values():
+            edge.data["entries"] = {}
+        sql = (
+            "SELECT r.owner, r.chunk_id, r.data FROM records r LEFT JOIN chunks c"
+            " ON c.id = r.chunk_id WHERE r.owner IN ({marks})"
+            " ORDER BY c.rowid IS NULL, c.rowid, r.chunk_id"
+        )
+        for owner, chunk_id, data in self._query_in(sql, list(owners)):
+            owners[owner].data["entries"][chunk_id] = json.loads(data)
 
     # -- per-chunk records ---------------------------------------------------------------
 
@@ -750,6 +800,12 @@ class GraphStore:
             conn.executemany(
                 "INSERT OR IGNORE INTO progress(task, item) VALUES (?, ?)",
                 [(task, i) for i in items],
+            )
+
+    def unmark_done(self, task: str, items: Iterable[str]) -> None:
+        with self.transaction() as conn:
+            conn.executemany(
+                "DELETE FROM progress WHERE task = ? AND item = ?", [(task, i) for i in items]
             )
 
     def clear_progress(self, task: str) -> None:

@@ -68,7 +68,7 @@ class EntityVectors(Layer):
 
     def embed(self, res: Resources, entity_ids: Iterable[str]) -> None:
         """Embed these entities as they are now (missing or non-entity ids are skipped)."""
-        found = res.store.get_nodes(sorted(entity_ids)).values()
+        found = res.store.get_nodes(sorted(entity_ids), sources=False).values()
         nodes = [n for n in found if n.kind == NodeKind.ENTITY]
         style = self.config.embed_style
         res.upsert_vectors(

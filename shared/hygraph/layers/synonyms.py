@@ -19,11 +19,17 @@ small embedder puts "2001" next to "2003" and "15 July 2005" next to "23 August
 dates and amounts); "1995" and "April 1995", or "Tallahassee" and "Tallahassee,
 Florida", still pair.
 
-Incremental: the entities a batch of new chunks names are matched again against
-every entity (their vectors may have changed), their old synonym edges replaced;
-a delete re-matches the entities that lost provenance (their name or description
-may have changed). A batch is marked done with its edges, so a killed build
-resumes without duplicating anything (edge keys are deterministic).
+Each entity is matched once per vector, as HippoRAG matches every entity once: the
+edges of a graph are those any entity's own match found (an entity whose match is
+capped may still have an edge another entity's match found). A batch of new chunks
+matches the entities it names whose vector is new or changed since they were last
+matched (a digest of the vector is kept per entity, in the store's progress table, in
+the same transaction as the edges); an entity named again with the same vector is not
+matched again, so a frequent entity costs one match, not one per batch that names it.
+An entity whose vector changed has its old synonym edges replaced. A delete re-matches
+the entities that lost provenance (their name or description may have changed). A
+batch is marked done with its edges, so a killed build resumes where it stopped and
+ends as an uninterrupted one (the same vectors, matched once each).
 
 Every entity's vector is read from the vector store once; the matrix is then kept by
 the layer and brought up to date with the entities each later insert names (the only
@@ -35,6 +41,7 @@ may have changed anything), on a delete and on a reset.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
@@ -50,6 +57,8 @@ if TYPE_CHECKING:
     from hygraph.resources import Resources
 
 BUILD_BATCH = 512
+MATCHED_TASK = "layer:synonyms:matched"  # progress items "<entity id>\x1f<vector digest>"
+_SEP = "\x1f"
 _ALNUM = re.compile(r"[^A-Za-z0-9]")
 _NUMBER = re.compile(r"\d+")
 
@@ -86,6 +95,14 @@ class _Kept:
     keys: EntityMatrix
 
 
+def _digest(keys: EntityMatrix, entity_id: str) -> str | None:
+    """A digest of the entity's vector in ``keys`` (None: not a usable entity)."""
+    row = keys.row(entity_id)
+    if row is None:
+        return None
+    return hashlib.blake2b(keys.vectors[row].tobytes(), digest_size=8).hexdigest()
+
+
 def name_numbers(name: str) -> frozenset[str]:
     """The numbers a name holds, without leading zeros ("05 May 2005" → {"5", "2005"})."""
     return frozenset(n.lstrip("0") or "0" for n in _NUMBER.findall(name))
@@ -108,25 +125,44 @@ class Synonyms(Layer):
 
     def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
         keys = None
+        matched: dict[str, str] = {}
         version = res.store.data_version()  # before reading: a commit from now on drops keys
         for batch in in_batches(res, chunk_ids, BUILD_BATCH, "synonym edges"):
             if keys is None:  # every entity's vector, current once per build
                 keys = self._current_keys(res, chunk_ids, version)
-            self.link(res, chunk_entities(res, batch), keys)
-            res.store.mark_done(self.task or "", batch)
+                matched = self._matched(res)
+            todo = {}
+            for entity_id in chunk_entities(res, batch):
+                digest = _digest(keys, entity_id)
+                if digest is not None and matched.get(entity_id) != digest:
+                    todo[entity_id] = digest
+            with res.store.transaction():
+                self.link(res, todo, keys, replace=[e for e in todo if e in matched])
+                self._remember(res, matched, todo)
+                res.store.mark_done(self.task or "", batch)
         if keys is not None:
             self._kept = _Kept(res.store, version, keys)
 
     def delete(self, res: Resources, removed: DeleteResult) -> None:
         self._kept = None  # entities left the graph: read the matrix again next time
         # Edges of removed entities went with them (the store drops edges of removed nodes).
+        matched = self._matched(res)
+        gone = [n for n in removed.node_ids if n in matched]
         touched = [n for n in removed.touched_node_ids if n.startswith("ent:")]
-        if touched:
-            self.link(res, touched, self._entity_vectors(res))
+        with res.store.transaction():
+            res.store.unmark_done(MATCHED_TASK, [f"{n}{_SEP}{matched.pop(n)}" for n in gone])
+            if touched:
+                keys = self._entity_vectors(res)
+                digests = {n: _digest(keys, n) for n in touched}
+                self.link(res, touched, keys, replace=touched)
+                lost = [n for n, d in digests.items() if d is None and n in matched]
+                res.store.unmark_done(MATCHED_TASK, [f"{n}{_SEP}{matched.pop(n)}" for n in lost])
+                self._remember(res, matched, {n: d for n, d in digests.items() if d is not None})
 
     def reset(self, res: Resources) -> None:
         self._kept = None
         super().reset(res)
+        res.store.clear_progress(MATCHED_TASK)
         res.store.delete_edges((s, d, EdgeKind.SYNONYM) for s, d, _ in
                                res.store.edge_rows([EdgeKind.SYNONYM]))  # fmt: skip
 
@@ -187,8 +223,31 @@ class Synonyms(Layer):
     def _named(self, name: str) -> bool:
         return len(_ALNUM.sub("", name)) >= self.config.synonym_min_chars
 
-    def link(self, res: Resources, entity_ids: Iterable[str], keys: EntityMatrix) -> None:
-        """Replace the synonym edges of ``entity_ids`` by their current matches in ``keys``."""
+    @staticmethod
+    def _matched(res: Resources) -> dict[str, str]:
+        """Each matched entity and the digest of the vector it was matched with."""
+        pairs = (item.split(_SEP, 1) for item in res.store.done_items(MATCHED_TASK))
+        return {entity_id: digest for entity_id, digest in pairs}
+
+    @staticmethod
+    def _remember(res: Resources, matched: dict[str, str], digests: dict[str, str]) -> None:
+        """Record that these entities were matched with these vectors (in place, and in
+        the store)."""
+        stale = [f"{e}{_SEP}{matched[e]}" for e in digests if e in matched]
+        res.store.unmark_done(MATCHED_TASK, stale)
+        res.store.mark_done(MATCHED_TASK, [f"{e}{_SEP}{d}" for e, d in digests.items()])
+        matched.update(digests)
+
+    def link(
+        self,
+        res: Resources,
+        entity_ids: Iterable[str],
+        keys: EntityMatrix,
+        *,
+        replace: Iterable[str] = (),
+    ) -> None:
+        """Add the synonym edges of ``entity_ids``' matches in ``keys``; the entities in
+        ``replace`` (whose vectors changed) first lose the synonym edges they had."""
         import numpy as np
 
         from hygraph.graph.algorithms.similar import similar_pairs
@@ -197,7 +256,7 @@ class Synonyms(Layer):
         wanted = sorted(set(entity_ids))
         if not wanted:
             return
-        old = [(s, d, k) for e in wanted for s, d, k in self._edges_of(res, e)]
+        old = [(s, d, k) for e in sorted(set(replace)) for s, d, k in self._edges_of(res, e)]
         rows = [r for r in map(keys.row, wanted) if r is not None]
         pairs = similar_pairs(
             keys.vectors[rows], keys.vectors,
