@@ -95,3 +95,31 @@ def test_a_changed_vector_replaces_the_entitys_old_edges(tmp_path, monkeypatch):
     assert _pairs(index) == {("Alder Bay Port", "Alder Bay Port Hall")}
     assert synonyms.Synonyms._matched(res)[port] == matched[port]
     index.close()
+
+
+def test_a_build_stopped_mid_way_resumes_to_the_same_edges(tmp_path, monkeypatch):
+    """A build that fails in its third synonym batch (after two batches committed their
+    edges and digests) resumes on the next run and ends with the edges of an
+    uninterrupted build: nothing matched twice, nothing lost."""
+    whole = _build(tmp_path, "whole", 1, monkeypatch)
+    expected = _pairs(whole)
+    whole.close()
+    shipped = synonyms.Synonyms.link
+    calls = {"n": 0}
+
+    def failing(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("stopped")
+        return shipped(self, *args, **kwargs)
+
+    monkeypatch.setattr(synonyms.Synonyms, "link", failing)
+    index = GraphIndex(tmp_path / "stopped", embedder=WordEmbedder(), progress=False)
+    with pytest.raises(RuntimeError, match="stopped"):
+        index.insert(DOCS, methods=[METHOD])
+    index.close()
+    monkeypatch.setattr(synonyms.Synonyms, "link", shipped)
+    again = GraphIndex(tmp_path / "stopped", embedder=WordEmbedder(), progress=False)
+    again.insert(DOCS, methods=[METHOD])
+    assert _pairs(again) == expected == EXPECTED
+    again.close()

@@ -58,6 +58,7 @@ class FactVectors(RelationVectors):
     #: Progress items ``"id<TAB>digest"``: the text each stored vector was embedded from.
     texts_task: ClassVar[str] = TEXTS_TASK
 
+    reads_entries = False  # the triple alone: no chunk's entries are read
     _digests: dict[str, str] | None = None  # id → digest, read once per insert or delete
     _replaced = False  # a digest was replaced (or found twice): rewrite the items at the end
 

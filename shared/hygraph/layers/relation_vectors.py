@@ -47,6 +47,9 @@ class RelationVectors(Layer):
     #: The collection written and the progress task keeping its ids (a subclass sets its own).
     collection: ClassVar[str] = RELATION_COLLECTION
     ids_task: ClassVar[str] = IDS_TASK
+    #: Whether :meth:`text` reads the per-chunk entries (a pair stated in many chunks has
+    #: many: a layer that embeds the label alone does not read them).
+    reads_entries: ClassVar[bool] = True
 
     def text(self, edge: Edge, src_name: str, dst_name: str) -> str:
         """What one relation edge is embedded as (a subclass may add to it)."""
@@ -74,9 +77,9 @@ class RelationVectors(Layer):
 
     def texts(self, res: Resources, keys: Sequence[tuple[str, str, str]]) -> dict[str, str]:
         """Relation id → what it is embedded as, for the edges ``keys`` that exist."""
-        edges = res.store.get_edges(keys)
+        edges = res.store.get_edges(keys, entries=self.reads_entries)
         names = {n.id: n.name or n.id for n in res.store.get_nodes(
-            {e for k in edges for e in k[:2]}).values()}  # fmt: skip
+            {e for k in edges for e in k[:2]}, sources=False).values()}  # fmt: skip
         return {
             relation_id(src, dst): self.text(edge, names.get(src, src), names.get(dst, dst))
             for (src, dst, _), edge in sorted(edges.items())
