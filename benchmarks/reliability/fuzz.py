@@ -48,6 +48,8 @@ PROPERTIES = (
     "test_fuzz_load_documents",
     "test_fuzz_clean_document",
     "test_fuzz_load_dataset",
+    "test_fuzz_match_filters",
+    "test_fuzz_recipe_method",
 )
 
 
@@ -118,7 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--triggers", type=int, default=500)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--only", help="comma-separated properties to run (default: all)")
     args = parser.parse_args(argv)
+    chosen = args.only.split(",") if args.only else list(PROPERTIES)
+    unknown = sorted(set(chosen) - set(PROPERTIES))
+    if unknown:
+        parser.error(f"unknown properties: {', '.join(unknown)}")
 
     os.environ["HYGRAPH_FUZZ_EXAMPLES"] = str(args.examples)
     os.environ["HYGRAPH_FUZZ_COLLECT"] = "1"
@@ -130,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(_run_property, name) for name in PROPERTIES]
+        futures = [pool.submit(_run_property, name) for name in chosen]
         if args.triggers > 0:
             futures += [pool.submit(_run_triggers, n, args.triggers) for n in trigger_names]
         for future in futures:
