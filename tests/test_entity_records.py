@@ -23,7 +23,8 @@ from hygraph.graph.entity_graph import (
     move_mentions_to_records,
     tally_of,
 )
-from hygraph.graph.store import ENTRIES_FROM, Edge, GraphStore, Node, edge_owner
+from hygraph.graph.records import ENTRIES_FROM, edge_owner
+from hygraph.graph.store import Edge, GraphStore, Node
 from hygraph.ingest import Chunk, Document
 
 KEY = entity_node_id("harrowby")
@@ -235,4 +236,12 @@ def test_an_edge_written_with_inline_entries_moves_them_once():
     stored = store._query("SELECT data FROM edges")[0][0]
     assert "They met." not in stored  # the entries live in the records table only
     store.delete_edges([PAIR])
+    assert store.records_of([edge_owner(*PAIR)]) == {}
+
+
+def test_deleting_a_node_takes_the_records_of_its_edges():
+    store, ids = _store(1)
+    EntityGraphBuilder(store).add([_statement(ids[0])])
+    assert store.records_of([edge_owner(*PAIR)])
+    store.delete_nodes([PAIR[0]])
     assert store.records_of([edge_owner(*PAIR)]) == {}

@@ -47,7 +47,7 @@ from hygraph.graph.store import DeleteResult, GraphStore
 from hygraph.ingest.documents import Document
 from hygraph.layers.base import BASE_LAYERS, Layer, get_layer, layer_order
 from hygraph.locks import WriterLock
-from hygraph.manifest import MANIFEST_NAME, Manifest
+from hygraph.manifest import MANIFEST_NAME, Manifest, path_inside
 from hygraph.methods.base import (
     RECOMMENDED_METHOD,
     Method,
@@ -58,7 +58,7 @@ from hygraph.methods.base import (
 from hygraph.models.base import LLM, Embedder
 from hygraph.private import private_dir, tighten
 from hygraph.progress import progress_bar
-from hygraph.readonly import writable
+from hygraph.readonly import vectors_copy, writable
 from hygraph.resources import CHUNK_COLLECTION, Resources
 from hygraph.retrieval.evidence import Evidence
 from hygraph.usage import StageUsage, UsageTracker
@@ -420,33 +420,12 @@ class GraphIndex:
                 names=spec.get("collections"),
                 vector_name=spec.get("vector_name", ""),
             )
-        folder = _inside(self.path, spec.get("path", "qdrant"), "vectors.path")
+        folder = path_inside(self.path, spec.get("path", "qdrant"), "vectors.path")
         if self.read_only:
-            folder = self._vectors_copy(folder)
+            self._temporary, folder = vectors_copy(self.path, folder)
         else:  # Qdrant Edge grows memory-mapped files: a full disk kills it with SIGBUS
             check_free(self.path, min_free_bytes(), "open the index")
         return open_vector_index(folder)
-
-    def _vectors_copy(self, folder: Path) -> Path:
-        """A private temporary copy of a read-only index's embedded vectors (removed at close).
-
-        Qdrant Edge opens its segments for writing (memory-mapped payload storage), which
-        a read-only folder refuses; the copy costs the folder's size in temporary space.
-        """
-        import tempfile
-
-        self._temporary = Path(tempfile.mkdtemp(prefix="hygraph-readonly-"))
-        copy = self._temporary / folder.name
-        try:
-            shutil.copytree(folder, copy)
-        except OSError as exc:
-            raise HygraphError(
-                f"index {self.path} is read-only and its vectors could not be copied to "
-                f"{self._temporary} to read them ({exc.strerror or exc}); free space there "
-                "(or set TMPDIR), or open a writable copy of the index"
-            ) from None
-        tighten(self._temporary)
-        return copy
 
     # -- models -------------------------------------------------------------------------
 
@@ -998,28 +977,6 @@ def _passage_collection(spec: dict[str, Any]) -> str:
     """The server-wide name of a server index's passage collection, from its manifest."""
     named = (spec.get("collections") or {}).get(CHUNK_COLLECTION)
     return str(named or f"{spec.get('prefix', '')}{CHUNK_COLLECTION}")
-
-
-def _inside(root: Path, relative: Any, field: str) -> Path:
-    """``root / relative`` when it stays inside ``root``; a one-line error otherwise.
-
-    A manifest is a file a user (or anyone who can write it) may edit: a path it names
-    must not lead reads or writes out of the index folder (``..``, an absolute path).
-    The check is on the name, so a folder the user linked elsewhere on purpose (a
-    bigger disk) still works.
-    """
-    if not isinstance(relative, str) or not relative or Path(relative).is_absolute():
-        raise IndexMismatchError(
-            f"index {root}: manifest {field} must be a folder name inside the index, "
-            f"not {relative!r}; restore it (the default is 'qdrant')"
-        )
-    parts = Path(os.path.normpath(relative)).parts
-    if not parts or parts[0] in (".", ".."):
-        raise IndexMismatchError(
-            f"index {root}: manifest {field} {relative!r} leads outside the index folder; "
-            "restore it (the default is 'qdrant')"
-        )
-    return root / relative
 
 
 def _chunk_mode(mode: str | None) -> str | None:

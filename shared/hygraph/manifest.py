@@ -116,3 +116,25 @@ class Manifest:
         data.setdefault("chunk_mode", LEGACY_CHUNK_MODE)
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def path_inside(root: Path, relative: Any, field: str) -> Path:
+    """``root / relative`` when it stays inside ``root``; a one-line error otherwise.
+
+    A manifest is a file a user (or anyone who can write it) may edit: a path it names
+    must not lead reads or writes out of the index folder (``..``, an absolute path).
+    The check is on the name, so a folder the user linked elsewhere on purpose (a
+    bigger disk) still works.
+    """
+    if not isinstance(relative, str) or not relative or Path(relative).is_absolute():
+        raise IndexMismatchError(
+            f"index {root}: manifest {field} must be a folder name inside the index, "
+            f"not {relative!r}; restore it (the default is 'qdrant')"
+        )
+    parts = Path(os.path.normpath(relative)).parts
+    if not parts or parts[0] in (".", ".."):
+        raise IndexMismatchError(
+            f"index {root}: manifest {field} {relative!r} leads outside the index folder; "
+            "restore it (the default is 'qdrant')"
+        )
+    return root / relative

@@ -46,3 +46,29 @@ def read_only_connection(path: Path) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         raise HygraphError(f"cannot read {path} read-only: {exc}") from None
     return conn
+
+
+def vectors_copy(index: Path, folder: Path) -> tuple[Path, Path]:
+    """A private temporary copy of a read-only index's embedded vectors: the temporary
+    folder (the caller removes it at close) and the copy in it.
+
+    Qdrant Edge opens its segments for writing (memory-mapped payload storage), which
+    a read-only folder refuses; the copy costs the folder's size in temporary space.
+    """
+    import shutil
+    import tempfile
+
+    from hygraph.private import tighten
+
+    temporary = Path(tempfile.mkdtemp(prefix="hygraph-readonly-"))
+    copy = temporary / folder.name
+    try:
+        shutil.copytree(folder, copy)
+    except OSError as exc:
+        raise HygraphError(
+            f"index {index} is read-only and its vectors could not be copied to "
+            f"{temporary} to read them ({exc.strerror or exc}); free space there "
+            "(or set TMPDIR), or open a writable copy of the index"
+        ) from None
+    tighten(temporary)
+    return temporary, copy

@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from hygraph.extract.schema import DEFAULT_TYPE, Extraction
 from hygraph.graph.kinds import EdgeKind, NodeKind
-from hygraph.graph.store import ENTRIES_FROM, DeleteResult, Edge, GraphStore, Node, edge_owner
+from hygraph.graph.records import ENTRIES_FROM, edge_owner
+from hygraph.graph.store import DeleteResult, Edge, GraphStore, Node
 
 if TYPE_CHECKING:
     from hygraph.models.base import LLM
@@ -65,8 +66,14 @@ def entity_node_id(key: str) -> str:
 
 
 def _earlier(a: list[Any] | None, b: list[Any]) -> list[Any]:
-    """The earlier of two ``[position, chunk id]`` marks (``a`` may be missing)."""
-    return b if a is None or (b[0], b[1]) < (a[0], a[1]) else a
+    """The earlier of two ``[position, chunk id, ...]`` marks (``a`` may be missing)."""
+    return b if a is None or b < a else a
+
+
+def _count(counts: dict[str, list[Any]], value: str, mark: list[Any]) -> None:
+    """Count ``value`` once more in ``counts`` (``value -> [count, *first mark]``)."""
+    count, first = (counts[value][0], counts[value][1:]) if value in counts else (0, None)
+    counts[value] = [count + 1, *_earlier(first, mark)]
 
 
 def tally_add(tally: dict[str, Any], mark: list[Any], record: Sequence[Any]) -> None:
@@ -79,9 +86,7 @@ def tally_add(tally: dict[str, Any], mark: list[Any], record: Sequence[Any]) -> 
     for field_name, value in (("names", name), ("types", etype)):
         if field_name == "types" and (not value or value == DEFAULT_TYPE):
             continue
-        counts = tally.setdefault(field_name, {})
-        count, first = (counts[value][0], counts[value][1:]) if value in counts else (0, None)
-        counts[value] = [count + 1, *_earlier(first, mark)]
+        _count(tally.setdefault(field_name, {}), value, mark)
     text = description.strip()
     if text:
         descriptions = tally.setdefault("descriptions", {})
@@ -122,15 +127,8 @@ def relation_tally_add(tally: dict[str, Any], mark: list[Any], items: Sequence[A
     labels = tally.setdefault("labels", {})
     for i, item in enumerate(items):
         tally["weight"] = tally.get("weight", 0) + float(item[2])
-        label = item[0]
-        if not label:
-            continue
-        here = [*mark, i]
-        if label in labels:
-            count, first = labels[label][0], labels[label][1:]
-            labels[label] = [count + 1, *min(first, here)]
-        else:
-            labels[label] = [1, *here]
+        if item[0]:
+            _count(labels, item[0], [*mark, i])
 
 
 def relation_tally_of(

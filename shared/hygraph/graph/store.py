@@ -22,6 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hygraph.graph.records import (
+    RecordsMixin,
+    forget_edge_records,
+    payload,
+)
 from hygraph.ingest.documents import Chunk, Document
 
 SCHEMA_VERSION = 1
@@ -119,23 +124,7 @@ def _loads(value: str | None) -> dict[str, Any]:
     return json.loads(value) if value else {}
 
 
-ENTRIES_FROM = "entries_from"  # an edge payload key: its per-chunk entries are records
-_OWNER_SEP = "\x1f"
-
-
-def edge_owner(src: str, dst: str, kind: str) -> str:
-    """The ``records`` owner id of an edge."""
-    return f"{src}{_OWNER_SEP}{dst}{_OWNER_SEP}{kind}"
-
-
-def _payload(edge: Edge) -> str | None:
-    """An edge's stored payload: entries kept as records are not written into it."""
-    if edge.data.get(ENTRIES_FROM) == "records" and "entries" in edge.data:
-        return _dumps({k: v for k, v in edge.data.items() if k != "entries"})
-    return _dumps(edge.data)
-
-
-class GraphStore:
+class GraphStore(RecordsMixin):
     """SQLite-backed typed graph with documents, chunks and provenance.
 
     ``path=None`` opens a private in-memory store (tests, throwaway indexes).
@@ -484,9 +473,7 @@ class GraphStore:
                 conn.executemany(
                     f"DELETE FROM {table} WHERE src = ? AND dst = ? AND kind = ?", gone
                 )
-            conn.executemany(
-                "DELETE FROM records WHERE owner = ?", [(edge_owner(*g),) for g in gone]
-            )
+            forget_edge_records(conn, gone)
             rows = 0
             for table in ("edge_sources", "node_sources", "records"):
                 cursor = conn.execute(
@@ -521,7 +508,7 @@ class GraphStore:
                 "INSERT INTO edges(src, dst, kind, weight, data) VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT(src, dst, kind) DO UPDATE SET weight=excluded.weight,"
                 " data=excluded.data",
-                [(e.src, e.dst, e.kind, float(e.weight), _payload(e)) for e in edges],
+                [(e.src, e.dst, e.kind, float(e.weight), payload(e, _dumps)) for e in edges],
             )
             conn.executemany(
                 "INSERT OR IGNORE INTO edge_sources(src, dst, kind, chunk_id) VALUES (?, ?, ?, ?)",
@@ -538,6 +525,11 @@ class GraphStore:
                 conn.execute(f"DELETE FROM node_sources WHERE node_id IN ({marks})", batch)
                 conn.execute(f"DELETE FROM records WHERE owner IN ({marks})", batch)
                 conn.execute(f"DELETE FROM nodes WHERE id IN ({marks})", batch)
+                touching = conn.execute(
+                    f"SELECT src, dst, kind FROM edges WHERE src IN ({marks}) OR dst IN ({marks})",
+                    [*batch, *batch],
+                ).fetchall()
+                forget_edge_records(conn, touching)
                 for table in ("edges", "edge_sources"):
                     conn.execute(
                         f"DELETE FROM {table} WHERE src IN ({marks}) OR dst IN ({marks})",
@@ -552,9 +544,7 @@ class GraphStore:
                 conn.executemany(
                     f"DELETE FROM {table} WHERE src = ? AND dst = ? AND kind = ?", rows
                 )
-            conn.executemany(
-                "DELETE FROM records WHERE owner = ?", [(edge_owner(*r),) for r in rows]
-            )
+            forget_edge_records(conn, rows)
 
     def nodes_from_sources(self, source_ids: Iterable[str]) -> list[str]:
         """Ids of the nodes whose provenance includes any of ``source_ids``."""
@@ -713,50 +703,6 @@ class GraphStore:
         edges = [Edge(s, d, k, w, _loads(data)) for s, d, k, w, data in self._query(sql, params)]
         self._attach_entries(edges)
         return edges
-
-    def _attach_entries(self, edges: Iterable[Edge]) -> None:
-        """Put the per-chunk records of edges that keep them in the records table into
-        ``data["entries"]`` (in the index's chunk order; chunks it does not hold last, by
-        id), as readers find them in an edge written with its entries inline."""
-        owners = {edge_owner(e.src, e.dst, e.kind): e for e in edges
-                  if e.data.get(ENTRIES_FROM) == "records"}  # fmt: skip
-        if not owners:
-            return
-        for edge in owners.values():
-            edge.data["entries"] = {}
-        sql = (
-            "SELECT r.owner, r.chunk_id, r.data FROM records r LEFT JOIN chunks c"
-            " ON c.id = r.chunk_id WHERE r.owner IN ({marks})"
-            " ORDER BY c.rowid IS NULL, c.rowid, r.chunk_id"
-        )
-        for owner, chunk_id, data in self._query_in(sql, list(owners)):
-            owners[owner].data["entries"][chunk_id] = json.loads(data)
-
-    # -- per-chunk records ---------------------------------------------------------------
-
-    def put_records(self, rows: Iterable[tuple[str, str, Any]]) -> None:
-        """Store what one chunk contributed to a node or edge (``owner``), replacing an
-        older record of the same chunk. Records go with their chunk on a delete, so the
-        owner can be derived again from what is left."""
-        with self.transaction() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO records(owner, chunk_id, data) VALUES (?, ?, ?)",
-                [(o, c, json.dumps(r, ensure_ascii=False)) for o, c, r in rows],
-            )
-
-    def records_of(self, owners: Iterable[str]) -> dict[str, dict[str, Any]]:
-        """Every record of each owner: ``owner -> chunk id -> record``."""
-        out: dict[str, dict[str, Any]] = {}
-        sql = "SELECT owner, chunk_id, data FROM records WHERE owner IN ({marks})"
-        for owner, chunk_id, data in self._query_in(sql, list(dict.fromkeys(owners))):
-            out.setdefault(owner, {})[chunk_id] = json.loads(data)
-        return out
-
-    def records_from(self, chunk_ids: Iterable[str]) -> dict[tuple[str, str], Any]:
-        """The records the given chunks contributed: ``(owner, chunk id) -> record``."""
-        sql = "SELECT owner, chunk_id, data FROM records WHERE chunk_id IN ({marks})"
-        rows = self._query_in(sql, list(dict.fromkeys(chunk_ids)))
-        return {(owner, chunk_id): json.loads(data) for owner, chunk_id, data in rows}
 
     # -- extractions -------------------------------------------------------------------
 

@@ -147,16 +147,14 @@ class Synonyms(Layer):
         self._kept = None  # entities left the graph: read the matrix again next time
         # Edges of removed entities went with them (the store drops edges of removed nodes).
         matched = self._matched(res)
-        gone = [n for n in removed.node_ids if n in matched]
         touched = [n for n in removed.touched_node_ids if n.startswith("ent:")]
         with res.store.transaction():
-            res.store.unmark_done(MATCHED_TASK, [f"{n}{_SEP}{matched.pop(n)}" for n in gone])
+            self._forget(res, matched, removed.node_ids)
             if touched:
                 keys = self._entity_vectors(res)
                 digests = {n: _digest(keys, n) for n in touched}
                 self.link(res, touched, keys, replace=touched)
-                lost = [n for n, d in digests.items() if d is None and n in matched]
-                res.store.unmark_done(MATCHED_TASK, [f"{n}{_SEP}{matched.pop(n)}" for n in lost])
+                self._forget(res, matched, [n for n, d in digests.items() if d is None])
                 self._remember(res, matched, {n: d for n, d in digests.items() if d is not None})
 
     def reset(self, res: Resources) -> None:
@@ -233,10 +231,15 @@ class Synonyms(Layer):
     def _remember(res: Resources, matched: dict[str, str], digests: dict[str, str]) -> None:
         """Record that these entities were matched with these vectors (in place, and in
         the store)."""
-        stale = [f"{e}{_SEP}{matched[e]}" for e in digests if e in matched]
-        res.store.unmark_done(MATCHED_TASK, stale)
+        Synonyms._forget(res, matched, digests)
         res.store.mark_done(MATCHED_TASK, [f"{e}{_SEP}{d}" for e, d in digests.items()])
         matched.update(digests)
+
+    @staticmethod
+    def _forget(res: Resources, matched: dict[str, str], entity_ids: Iterable[str]) -> None:
+        """Forget the digests these entities were matched with (in place, and in the store)."""
+        items = [f"{e}{_SEP}{matched.pop(e)}" for e in list(entity_ids) if e in matched]
+        res.store.unmark_done(MATCHED_TASK, items)
 
     def link(
         self,
