@@ -661,11 +661,19 @@ class GraphIndex:
             self.manifest.save(self.path)
             self._recorded = recorded
         counts = {name: self.layer(name).update(self.resources) for name in layer_order(wanted)}
-        if any(counts.values()):
-            from hygraph.operators.ppr import keep_query_matrices
+        from hygraph.operators.passage_prior import REFRESH_SHARE
+        from hygraph.operators.ppr import keep_query_matrices
+        from hygraph.operators.recipe import settings
 
-            steps = (step.op for name in names for step in self.method(name).recipe)
-            keep_query_matrices(self.resources, steps)
+        # The walk matrices when nothing changed (a build over a built index writes those
+        # missing) or when this build added a share of the chunks worth their solve.
+        changed = any(counts.values())
+        fresh = counts.get("chunks", 0)
+        walks = not changed or fresh >= REFRESH_SHARE * len(self.store.chunk_ids())
+        if changed or walks:
+            steps = [s for name in names for s in settings(self.method(name).recipe,
+                                                           self.method(name).config)]  # fmt: skip
+            keep_query_matrices(self.resources, steps, walks=walks)
         return counts
 
     def layer(self, name: str, options: Any = None) -> Layer:

@@ -356,25 +356,49 @@ class Resources:
         older matrices of the collection are removed when a new one is written.
         """
         stamp = self.vector_stamp(collection)
-        stem = None
-        if stamp is not None:
-            import hashlib
-            import json
 
-            key = json.dumps([MATRIX_FORMAT, collection, list(version), stamp])
-            digest = hashlib.sha256(key.encode()).hexdigest()[:20]
-            safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in collection)
-            stem = self.path / MATRIX_DIR / f"{safe}.{digest}"
-            cached = _read_matrix(stem, key)
-            if cached is not None:
-                return cached
-        found, matrix = self.vector_matrix(collection, list(ids()), release=True)
-        if not found:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        np.divide(matrix, np.where(norms > 0, norms, 1.0), out=matrix)
-        if stem is not None:
-            _write_matrix(stem, key, found, matrix)
+        def make() -> tuple[list[str], np.ndarray]:
+            found, matrix = self.vector_matrix(collection, list(ids()), release=True)
+            if not found:
+                return [], np.zeros((0, 0), dtype=np.float32)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            np.divide(matrix, np.where(norms > 0, norms, 1.0), out=matrix)
+            return found, matrix
+
+        if stamp is None:
+            return make()
+        kept = self.kept_matrix(collection, [list(version), stamp], make)
+        assert kept is not None
+        return kept
+
+    def kept_matrix(
+        self,
+        name: str,
+        key: list[Any],
+        make: Callable[[], tuple[list[str], np.ndarray]] | None,
+    ) -> tuple[list[str], np.ndarray] | None:
+        """A derived matrix kept on disk in ``vector-matrices/`` under ``name`` and ``key``.
+
+        Returns the kept ``(ids, matrix)`` (memory-mapped) when one was written under
+        this key; otherwise ``make()``'s, written for later processes (not when empty or
+        on a read-only folder), or None without ``make``. The key must change whenever
+        what the matrix is derived from does (a graph version, a collection's write
+        token, the parameters). Written once and replaced, never changed, so readers
+        need no lock; ``name``'s older matrices are removed when a new one is written.
+        """
+        import hashlib
+        import json
+
+        full = json.dumps([MATRIX_FORMAT, name, *key])
+        digest = hashlib.sha256(full.encode()).hexdigest()[:20]
+        safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
+        stem = self.path / MATRIX_DIR / f"{safe}.{digest}"
+        cached = _read_matrix(stem, full)
+        if cached is not None or make is None:
+            return cached
+        found, matrix = make()
+        if found:
+            _write_matrix(stem, full, found, matrix)
         return found, matrix
 
     # -- chunks -------------------------------------------------------------------------

@@ -54,21 +54,26 @@ class PassageWalk:
     graph: WalkGraph
     is_chunk: np.ndarray  # bool per position
     chunk_counts: np.ndarray  # per position: chunks mentioning the entity
-    _positions: tuple[list[str], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    _positions: dict[int, tuple[list[str], np.ndarray]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def positions_of(self, ids: list[str]) -> np.ndarray:
         """The position of each of ``ids`` in the graph (-1 where it has none), as an array.
 
-        Kept for the last list asked about, by identity: the passage walk asks each query
-        about the same (memoised) list of every chunk with a vector, and looking them up
-        one by one would cost a dictionary lookup per chunk per query.
+        Kept for the last few lists asked about, by identity: the passage walk asks each
+        query about the same (memoised) lists of chunks (those with a vector, those of
+        the kept walk matrix), and looking them up one by one would cost a dictionary
+        lookup per chunk per query.
         """
-        held = self._positions
+        held = self._positions.get(id(ids))
         if held is None or held[0] is not ids:
             position = self.graph.position
             found = np.fromiter((position.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+            if len(self._positions) >= 4:
+                self._positions.clear()
             held = (ids, found)
-            self._positions = held
+            self._positions[id(ids)] = held
         return held[1]
 
 

@@ -41,6 +41,13 @@ class WalkGraph:
     adjacency: Any
 
     @cached_property
+    def degree(self) -> np.ndarray:
+        """Each node's weighted degree (its adjacency row's sum), float64."""
+        from hygraph.graph.algorithms.linear_ppr import degrees
+
+        return degrees(self.adjacency)
+
+    @cached_property
     def transition(self) -> Any:
         """Row-normalised adjacency (dangling rows stay zero)."""
         from hygraph.graph.algorithms.ppr import transition_matrix
@@ -185,6 +192,16 @@ class GraphView:
         if key not in self._cache:
             self._cache[key] = make()
         return self._cache[key]
+
+    def held(self, key: tuple, stamp: Any) -> Any:
+        """The value :meth:`keep` kept under ``key`` at ``stamp``, or None."""
+        value = self._cache.get(key)
+        return value[1] if value is not None and value[0] == stamp else None
+
+    def keep(self, key: tuple, stamp: Any, value: Any) -> None:
+        """Keep ``value`` under ``key`` at ``stamp`` (for a value found only sometimes, which
+        :meth:`memo` would keep missing once missed)."""
+        self._cache[key] = (stamp, value)
 
     def memo_current(self, key: tuple, stamp: Any, make: Any) -> Any:
         """Like :meth:`memo`, for a value that also depends on something outside the graph

@@ -51,6 +51,8 @@ class BM25Layer(Layer):
     def __init__(self, config: Any = None):
         super().__init__(config)
         self._loaded: tuple[str, Any, list[str]] | None = None
+        #: The store's settled key when the chunks' fingerprint was last taken, and it.
+        self._fingerprint: tuple[tuple[int, int], str] | None = None
         self._tokens: dict[str, list[str]] = {}  # chunk text → its tokens (last build's)
         #: The last build's corpus (texts in chunk order), token ids and vocabulary.
         self._numbered: tuple[list[str], list[list[int]], dict[str, int]] | None = None
@@ -83,12 +85,19 @@ class BM25Layer(Layer):
     def reset(self, res: Resources) -> None:
         shutil.rmtree(res.path / "bm25", ignore_errors=True)
         self._loaded = None
+        self._fingerprint = None
         self._tokens, self._numbered = {}, None
 
     def ensure(self, res: Resources) -> tuple[Any, list[str]]:
         """The retriever over the current chunks and its chunk ids (built or loaded)."""
+        key = res.store.settled_key()
+        known = self._fingerprint
+        if known is not None and known[0] == key and self._loaded is not None:
+            if self._loaded[0] == known[1]:  # nothing written since: no read, no digest
+                return self._loaded[1], self._loaded[2]
         all_ids = res.store.chunk_ids()
         fingerprint = chunk_set_fingerprint(all_ids)
+        self._fingerprint = (key, fingerprint) if key is not None else None
         if self._loaded is not None and self._loaded[0] == fingerprint:
             return self._loaded[1], self._loaded[2]
         folder = res.path / "bm25"

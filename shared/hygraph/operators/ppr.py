@@ -288,22 +288,43 @@ def collection_matrix(res: Resources, view: Any, collection: str) -> tuple[list[
 EXACT_COLLECTIONS = {"relationship.fact_link": "facts", "chunk.ppr": "chunks"}
 
 
-def keep_query_matrices(res: Resources, operators: Iterable[str]) -> list[str]:
-    """Write the on-disk matrices that ``operators`` will score against; the collections kept.
+def keep_query_matrices(
+    res: Resources, steps: Iterable[tuple[str, dict[str, Any]]], *, walks: bool = True
+) -> list[str]:
+    """Write the on-disk matrices that ``steps`` (operator, resolved parameters) will read;
+    the names kept.
 
     Called at the end of a build, so that a query process maps a file instead of
     loading each collection's shard and reading every vector back: otherwise the first
     process to query after a build pays that, in seconds and in peak memory (on
-    MuSiQue 800 MB against 719 MB for a process that maps the matrices).
+    MuSiQue 800 MB against 719 MB for a process that maps the matrices). With
+    ``walks``, also the passage walk's dense-restart matrix of each ``chunk.ppr`` step
+    (:mod:`hygraph.operators.passage_prior`; a step with a ``passage_pool`` walks the
+    whole graph and needs none).
     """
     from hygraph.graph.view import graph_view
 
-    collections = sorted({EXACT_COLLECTIONS[op] for op in operators if op in EXACT_COLLECTIONS})
+    steps = list(steps)
+    collections = sorted({EXACT_COLLECTIONS[op] for op, _ in steps if op in EXACT_COLLECTIONS})
     kept = [c for c in collections if res.vectors.has_collection(c)]
-    if kept:
-        view = graph_view(res.store)
-        for collection in kept:
-            collection_matrix(res, view, collection)
+    if not kept:
+        return kept
+    view = graph_view(res.store)
+    for collection in kept:
+        collection_matrix(res, view, collection)
+    if walks and "chunks" in kept:
+        from hygraph.graph.ppr_views import passage_walk
+        from hygraph.operators.passage_prior import prior_matrix
+
+        walked = {
+            (float(p["damping"]), bool(p["synonyms"]), float(p["pair_factor"]))
+            for op, p in steps if op == "chunk.ppr" and not p["passage_pool"]
+        }  # fmt: skip
+        for damping, synonyms, pair_factor in sorted(walked):
+            walk = passage_walk(view, synonyms=synonyms, pair_factor=pair_factor)
+            if prior_matrix(res, view, walk, damping=damping, synonyms=synonyms,
+                            pair_factor=pair_factor, make=True) is not None:  # fmt: skip
+                kept.append(f"walk-prior(damping={damping:g})")
     return kept
 
 
@@ -454,10 +475,27 @@ def passage_ppr(
             order = _top(cosines, pool)[: depth or None] if pool else _best(cosines, depth)
             state.chunks = [(ids[i], float(cosines[i])) for i in order]
         return
+    for rank, chunk in enumerate(first, start=1):
+        if chunk in position:
+            reset[position[chunk]] += prior_weight * (prior_k + 1) / (prior_k + rank)
     # Every passage (or the ``pool`` densest) restarts at passage_weight × its cosine
     # min-max normalised over all passages, in float64 as Python floats would compute it.
     low, high = float(cosines.min()), float(cosines.max())
     span = high - low
+    kept = None
+    if not pool and span > 0:
+        from hygraph.operators.passage_prior import prior_matrix, walk_scores
+
+        kept = prior_matrix(res, state.view(res), walk, damping=damping, synonyms=synonyms,
+                            pair_factor=pair_factor)  # fmt: skip
+    if kept is not None:  # the dense restart walked at build time; the rest pushed locally
+        scores = walk_scores(
+            walk, kept, state.query_vector(res), reset, damping=damping,
+            passage_weight=passage_weight, low=low, span=span,
+            cosine_sum=float(cosines.sum(dtype=np.float64)),
+        )  # fmt: skip
+        state.chunks = _ranked(walk.graph.ids, scores, depth)
+        return
     at = walk.positions_of(ids)
     chosen = _top(cosines, pool) if pool else np.flatnonzero(at >= 0)
     chosen = chosen[at[chosen] >= 0]
@@ -466,9 +504,6 @@ def passage_ppr(
     else:
         normalised = np.ones(len(chosen), dtype=np.float64)
     reset[at[chosen]] += passage_weight * normalised
-    for rank, chunk in enumerate(first, start=1):
-        if chunk in position:
-            reset[position[chunk]] += prior_weight * (prior_k + 1) / (prior_k + rank)
     scores = personalized_pagerank(None, reset, damping=damping,
                                    transposed=walk.graph.transposed,
                                    dangling=walk.graph.dangling)  # fmt: skip

@@ -115,6 +115,27 @@ def validate(steps: Sequence[Step], layers: Sequence[str], config: Any) -> None:
                 _clause(clause.strip(), config, n, step.op)
 
 
+def settings(steps: Sequence[Step], config: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Each step that applies under ``config``: its operator and every parameter it runs
+    with (the step's, resolved, over the operator's defaults), as known before a query.
+    ``$top_k`` reads the config's."""
+    import inspect
+
+    out = []
+    for n, step in enumerate(steps, start=1):
+        if not applies(step.when, config, n, step.op):
+            continue
+        op = get_operator(step.op)
+        params = {
+            name: p.default
+            for name, p in inspect.signature(op.fn).parameters.items()
+            if p.default is not inspect.Parameter.empty
+        }
+        params.update(resolve(step.params, config, None, n, step.op))
+        out.append((step.op, params))
+    return out
+
+
 def run(res: Resources, state: State, steps: Sequence[Step], config: Any) -> State:
     """Run the steps whose conditions hold, recording each in ``state.trace``."""
     for n, step in enumerate(steps, start=1):
