@@ -95,7 +95,8 @@ def _walk_state(kg, question: str) -> State:  # noqa: F811
     return state
 
 
-def test_the_walk_with_its_build_time_matrix_equals_the_whole_graph_walk(kg):  # noqa: F811
+def test_the_walk_with_its_build_time_matrix_equals_the_whole_graph_walk(kg, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(passage_prior, "MIN_CHUNKS", 0)  # a graph of three passages
     question = "Which river does Lake Corva feed?"
     view = graph_view(kg.store)
     walk = passage_walk(view)
@@ -105,7 +106,8 @@ def test_the_walk_with_its_build_time_matrix_equals_the_whole_graph_walk(kg):  #
     steps = [("chunk.ppr", {"passage_pool": 0, **args})]
     kept = keep_query_matrices(kg.res, steps)
     assert "walk-prior(damping=0.7)" in kept
-    assert any(p.name.startswith("walk-prior-d0_7-s1-f2.") for p in (kg.res.path / MATRIX_DIR).iterdir())
+    files = [p.name for p in (kg.res.path / MATRIX_DIR).iterdir()]
+    assert any(name.startswith("walk-prior-d0_7-s1-f2.") for name in files)
     matrix = passage_prior.prior_matrix(kg.res, graph_view(kg.store), walk, **args)
     assert matrix is not None and len(matrix[0]) == len(kg.chunk)
     fast = _walk_state(kg, question).chunks
@@ -117,6 +119,13 @@ def test_the_walk_with_its_build_time_matrix_equals_the_whole_graph_walk(kg):  #
     pooled = State(question, top_k=3, seeds={A: 1.0})
     op("chunk.ppr", kg.res, pooled, damping=0.7, passage_pool=2)
     assert pooled.chunks
+
+
+def test_a_small_corpus_walks_the_whole_graph(kg):  # noqa: F811
+    walk = passage_walk(graph_view(kg.store))
+    assert passage_prior.MIN_CHUNKS > len(kg.chunk)
+    args = {"damping": 0.5, "synonyms": True, "pair_factor": 2.0, "make": True}
+    assert passage_prior.prior_matrix(kg.res, graph_view(kg.store), walk, **args) is None
 
 
 def test_recipe_settings_resolve_the_methods_walk_parameters():
@@ -137,6 +146,7 @@ def _walk_files(path) -> list[str]:
 def test_a_build_writes_the_walk_matrix_and_a_small_insert_leaves_it_to_the_next(
     tmp_path, minilm, monkeypatch
 ):
+    monkeypatch.setattr(passage_prior, "MIN_CHUNKS", 0)
     names = list(HARBOUR_DOCS)
     path = tmp_path / "index"
     question = "Who commanded the research vessel built by the shipyard Josiah Aldercott founded?"
