@@ -14,7 +14,6 @@ the one LLM fan-out.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -101,6 +100,8 @@ class Resources:
         self.extractor_override = extractor
         self.llm_in_retrieval = llm_in_retrieval
         self.retrieval_timeout = retrieval_timeout
+        #: Per collection, the last unit matrix made or read: (write token, ids, rows).
+        self._unit_bases: dict[str, tuple[str, list[str], np.ndarray]] = {}
         self._extractor: Any = None
 
     # -- models -------------------------------------------------------------------------
@@ -329,6 +330,14 @@ class Resources:
             return [], np.zeros((0, 0), dtype=np.float32)
         return self.vectors.vector_matrix(collection, list(ids), release=release)
 
+    def cosine_range(self, collection: str, vector: np.ndarray) -> tuple[float, float] | None:
+        """The greatest and least cosine of ``vector`` to ``collection``'s points, searched
+        exactly by the backend; None where it cannot (or the collection is empty)."""
+        search = getattr(self.vectors, "cosine_range", None)
+        if search is None or not self.vectors.has_collection(collection):
+            return None
+        return search(collection, vector)  # type: ignore[no-any-return]
+
     def vector_stamp(self, collection: str) -> str | None:
         """A token that changes whenever ``collection`` is written, by any process.
 
@@ -358,18 +367,58 @@ class Resources:
         stamp = self.vector_stamp(collection)
 
         def make() -> tuple[list[str], np.ndarray]:
-            found, matrix = self.vector_matrix(collection, list(ids()), release=True)
+            wanted = list(ids())
+            patched = self._patched_matrix(collection, wanted)
+            if patched is not None:
+                return patched
+            found, matrix = self.vector_matrix(collection, wanted, release=True)
             if not found:
                 return [], np.zeros((0, 0), dtype=np.float32)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            np.divide(matrix, np.where(norms > 0, norms, 1.0), out=matrix)
-            return found, matrix
+            return found, _unit_rows(matrix)
 
         if stamp is None:
             return make()
         kept = self.kept_matrix(collection, [list(version), stamp], make)
         assert kept is not None
+        self._unit_bases[collection] = (stamp, kept[0], kept[1])
         return kept
+
+    def _patched_matrix(
+        self, collection: str, wanted: list[str]
+    ) -> tuple[list[str], np.ndarray] | None:
+        """:meth:`unit_matrix`'s rows for ``wanted`` from the last matrix of ``collection``
+        this process made or read, reading back only the vectors written since.
+
+        None when there is no such matrix, or when something other than this process's
+        vector index wrote to the collection since (its write journal cannot tell what).
+        An insert of one document reads its few vectors instead of the whole collection.
+        """
+        base = self._unit_bases.get(collection)
+        since = getattr(self.vectors, "written_since", None)
+        if base is None or since is None:
+            return None
+        changed = since(collection, base[0])
+        if changed is None:
+            return None
+        row = {i: n for n, i in enumerate(base[1])}
+        fresh = [i for i in wanted if i in changed or i not in row]
+        found, read = self.vector_matrix(collection, fresh, release=True)
+        new_row = {i: n for n, i in enumerate(found)}
+        out_ids = [i for i in wanted if i in new_row or (i in row and i not in changed)]
+        if not out_ids:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        dim = base[2].shape[1] if len(base[1]) else read.shape[1]
+        matrix = np.empty((len(out_ids), dim), dtype=np.float32)
+        unit = _unit_rows(read) if found else read
+        old_at = [(k, row[i]) for k, i in enumerate(out_ids) if i not in new_row]
+        new_at = [(k, new_row[i]) for k, i in enumerate(out_ids) if i in new_row]
+        if old_at:
+            to, source = (np.array(x, dtype=np.int64) for x in zip(*old_at, strict=True))
+            matrix[to] = base[2][source]
+        if new_at:
+            to, source = (np.array(x, dtype=np.int64) for x in zip(*new_at, strict=True))
+            matrix[to] = unit[source]
+        return out_ids, matrix
 
     def kept_matrix(
         self,
@@ -386,13 +435,12 @@ class Resources:
         token, the parameters). Written once and replaced, never changed, so readers
         need no lock; ``name``'s older matrices are removed when a new one is written.
         """
-        import hashlib
         import json
 
+        from hygraph.graph.kept import kept_stem
+
         full = json.dumps([MATRIX_FORMAT, name, *key])
-        digest = hashlib.sha256(full.encode()).hexdigest()[:20]
-        safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
-        stem = self.path / MATRIX_DIR / f"{safe}.{digest}"
+        stem = kept_stem(self.path / MATRIX_DIR, name, full)
         cached = _read_matrix(stem, full)
         if cached is not None or make is None:
             return cached
@@ -433,47 +481,31 @@ class Resources:
             raise KeyError(f"layer {name!r} is not available in this index") from None
 
 
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """``matrix`` with each row divided by its norm (zero rows stay zero), in place."""
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, np.where(norms > 0, norms, 1.0), out=matrix)
+    return matrix
+
+
 def _read_matrix(stem: Path, key: str) -> tuple[list[str], np.ndarray] | None:
     """The ids and (memory-mapped) matrix kept under ``stem`` for ``key``, or None."""
-    import json
+    from hygraph.graph.kept import read_ids
 
+    ids = read_ids(stem, key)
+    if ids is None:
+        return None
     try:
-        meta = json.loads(Path(f"{stem}.json").read_text(encoding="utf-8"))
-        if meta.get("key") != key:
-            return None
         matrix = np.load(f"{stem}.npy", mmap_mode="r")
     except (OSError, ValueError):
         return None
-    ids = meta.get("ids")
-    if not isinstance(ids, list) or matrix.ndim != 2 or matrix.shape[0] != len(ids):
+    if matrix.ndim != 2 or matrix.shape[0] != len(ids):
         return None
     return ids, matrix
 
 
 def _write_matrix(stem: Path, key: str, ids: list[str], matrix: np.ndarray) -> None:
-    """Keep ``ids`` and ``matrix`` under ``stem`` (a read-only index folder: not kept).
+    """Keep ``ids`` and ``matrix`` under ``stem`` (:func:`hygraph.graph.kept.write_kept`)."""
+    from hygraph.graph.kept import write_kept
 
-    Each file is written beside its name and renamed into place, the matrix before its
-    ids (which a reader opens first); then the collection's older matrices are removed.
-    """
-    import json
-
-    tmp = f".{os.getpid()}.tmp"
-    written = [Path(f"{stem}.npy"), Path(f"{stem}.json")]
-    try:
-        stem.parent.mkdir(parents=True, exist_ok=True)
-        with open(f"{stem}.npy{tmp}", "wb") as fh:
-            np.save(fh, matrix)
-        Path(f"{stem}.json{tmp}").write_text(json.dumps({"key": key, "ids": ids}), "utf-8")
-        for path in written:
-            os.replace(f"{path}{tmp}", path)
-    except OSError:
-        for path in written:
-            with contextlib.suppress(OSError):
-                os.unlink(f"{path}{tmp}")
-        return
-    collection = stem.name.split(".", 1)[0]
-    for path in stem.parent.glob(f"{collection}.*"):
-        if path not in written and not path.name.endswith(".tmp"):
-            with contextlib.suppress(OSError):
-                path.unlink()
+    write_kept(stem, key, ids, ".npy", lambda fh: np.save(fh, matrix))

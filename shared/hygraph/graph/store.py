@@ -124,6 +124,13 @@ def _loads(value: str | None) -> dict[str, Any]:
     return json.loads(value) if value else {}
 
 
+#: Counts every write transaction, kept in ``meta`` (see :meth:`GraphStore.generation`).
+_NEXT_GENERATION = (
+    "INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT(key)"
+    " DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+)
+
+
 class GraphStore(RecordsMixin):
     """SQLite-backed typed graph with documents, chunks and provenance.
 
@@ -171,6 +178,7 @@ class GraphStore(RecordsMixin):
             outer = self._depth == 0
             if outer:
                 self._conn.execute("BEGIN IMMEDIATE")
+                start = self._conn.total_changes
             self._depth += 1
             try:
                 yield self._conn
@@ -182,6 +190,8 @@ class GraphStore(RecordsMixin):
             else:
                 self._depth -= 1
                 if outer:
+                    if self._conn.total_changes != start:  # something was written
+                        self._conn.execute(_NEXT_GENERATION)
                     self._conn.execute("COMMIT")
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
@@ -374,6 +384,16 @@ class GraphStore(RecordsMixin):
                 self._chunk_ids = (key, ids)
             return list(ids)
 
+    def generation(self) -> int:
+        """How many write transactions the store has committed, by any process.
+
+        Derived data kept on disk (a walk graph) is keyed by it: unlike :meth:`version`,
+        a size fingerprint, it changes with every write, even one that leaves every count
+        as it was (a document replaced by one of the same size).
+        """
+        rows = self._query("SELECT value FROM meta WHERE key = 'generation'")
+        return int(rows[0][0]) if rows else 0
+
     def settled_key(self) -> tuple[int, int] | None:
         """:meth:`change_key` outside a transaction; None inside one (what is read there
         may still roll back, so nothing read there is kept under a key)."""
@@ -389,6 +409,14 @@ class GraphStore(RecordsMixin):
                 self._conn.total_changes,
                 self._conn.execute("PRAGMA data_version").fetchone()[0],
             )
+
+    def source_counts(self, node_ids: Iterable[str]) -> dict[str, int]:
+        """How many chunks each of ``node_ids`` came from (those with none are absent)."""
+        ids = list(dict.fromkeys(node_ids))
+        sql = (
+            "SELECT node_id, COUNT(*) FROM node_sources WHERE node_id IN ({marks}) GROUP BY node_id"
+        )
+        return {n: int(c) for n, c in self._query_in(sql, ids)}
 
     def chunk_positions(self, chunk_ids: Iterable[str]) -> dict[str, int]:
         """Each known chunk's position in the index (the order chunks were added)."""

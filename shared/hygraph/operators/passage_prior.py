@@ -13,8 +13,12 @@ dimension of the unit chunk vectors and from the all-passages vector, and keeps 
 passages' rows of the result: a matrix ``[G | g]`` with a row per chunk (``G`` n × dim,
 ``g`` n × 1) and a last row of column totals over every node. A query then needs
 
-* the dense part: ``w / span · (G q̂ - low · g)``, one product with the matrix (as exact
-  passage scoring already does with the chunk vectors), exact up to float32 rounding;
+* the dense part: ``w / span · (G q̂ - low · g)``, one product with the matrix, exact up
+  to float32 rounding. ``low`` and ``span`` come from two exact searches of the chunk
+  collection (the question and its negation), which reads the vectors the loaded shard
+  already holds, so a query maps this matrix instead of the chunks' own (38 MB at
+  25,000 chunks); the matrix's last row, the sum of the unit chunk vectors, gives the
+  sum of all cosines;
 * the sparse part (seeds and first-stage passages): a local push
   (:func:`~hygraph.graph.algorithms.linear_ppr.push_ppr`) whose threshold is
   :data:`PUSH_TOLERANCE` of the whole restart mass, so that each passage's score is
@@ -32,7 +36,7 @@ the whole graph and no matrix is written.
 The matrix depends on the graph, the chunk vectors and the walk's settings, and is kept
 on disk beside the index (:meth:`~hygraph.resources.Resources.kept_matrix`). A build
 writes it; an insert that adds less than :data:`REFRESH_SHARE` of the index's chunks
-does not (the solve costs about as much as 20 whole-graph walks per dimension block,
+does not (the solve costs about as much as 20 whole-graph walks per block of columns,
 more than such an insert), and until a later build writes it again queries walk the
 whole graph as before. Where the vectors live on a Qdrant server (no write token to
 key the file by) it is not kept and queries walk the whole graph.
@@ -59,8 +63,12 @@ COLUMNS = 48
 #: chunks: 37.6 ms a query against 52.0 ms with the matrix; 24,857 chunks: 98 against
 #: 57 ms), so no matrix is written or read.
 MIN_CHUNKS = 5_000
-#: The row of column totals after the chunks' rows.
+#: The row of column totals after the chunks' rows, and after it the sum of the unit
+#: chunk vectors (the sum of every passage's cosine is that row times the query).
 TOTALS = "\x00totals"
+COSINE_SUM = "\x00cosine-sum"
+#: Part of the kept matrix's key: a new layout never reads an old file.
+LAYOUT = 2
 
 
 def _name(damping: float, synonyms: bool, pair_factor: float) -> str:
@@ -69,7 +77,7 @@ def _name(damping: float, synonyms: bool, pair_factor: float) -> str:
 
 def _key(res: Resources, view: GraphView) -> list[Any] | None:
     stamp = res.vector_stamp("chunks")
-    return None if stamp is None else [list(view.version), stamp]
+    return None if stamp is None else [LAYOUT, list(view.version), stamp]
 
 
 def prior_matrix(
@@ -83,7 +91,8 @@ def prior_matrix(
     make: bool = False,
 ) -> tuple[list[str], np.ndarray] | None:
     """The kept ``(chunk ids, [G | g])`` for this graph and these settings: a row per
-    chunk, then a row of column totals over every node of the walk.
+    chunk, then a row of column totals over every node of the walk, then the sum of the
+    unit chunk vectors (and their count).
 
     None when none was written for the current graph and chunk vectors (and ``make``
     is false), where nothing can be kept, or below :data:`MIN_CHUNKS` passages. With
@@ -102,9 +111,9 @@ def prior_matrix(
         return _solve(res, view, walk, damping)
 
     kept = res.kept_matrix(name, key, solve if make else None)
-    if kept is None or len(kept[0]) < 2 or kept[0][-1] != TOTALS:
+    if kept is None or kept[0][-2:] != [TOTALS, COSINE_SUM]:
         return None
-    found = (kept[0][:-1], kept[1])  # the chunks' ids; the matrix keeps its totals row
+    found = (kept[0][:-2], kept[1])  # the chunks' ids; the matrix keeps its last two rows
     view.keep(memo, key, found)
     return found
 
@@ -124,7 +133,9 @@ def _solve(
     if not ids:
         return [], np.zeros((0, 0), dtype=np.float32)
     n, dim = len(walk.graph.ids), vectors.shape[1]
-    out = np.empty((len(ids) + 1, dim + 1), dtype=np.float32)
+    out = np.empty((len(ids) + 2, dim + 1), dtype=np.float32)
+    out[-1, :dim] = vectors.sum(axis=0, dtype=np.float64)
+    out[-1, dim] = len(ids)
     for start in range(0, dim + 1, COLUMNS):
         stop = min(start + COLUMNS, dim + 1)
         rhs = np.zeros((n, stop - start), dtype=np.float64)
@@ -134,9 +145,9 @@ def _solve(
         if stop == dim + 1:
             rhs[at, -1] = 1.0  # the all-passages restart
         solved = linear_ppr_block(walk.graph.adjacency, rhs, damping=damping)
-        out[:-1, start:stop] = solved[at]
-        out[-1, start:stop] = solved.sum(axis=0)
-    return [*ids, TOTALS], out
+        out[:-2, start:stop] = solved[at]
+        out[-2, start:stop] = solved.sum(axis=0)
+    return [*ids, TOTALS, COSINE_SUM], out
 
 
 def walk_scores(
@@ -148,14 +159,13 @@ def walk_scores(
     damping: float,
     passage_weight: float,
     low: float,
-    span: float,
-    cosine_sum: float,
+    high: float,
 ) -> np.ndarray:
     """Each walk position's share of the walk's mass (passages; entities 0), as the whole
     walk from ``sparse_restart`` plus the dense passage restart gives it (see above).
 
-    ``low``, ``span`` and ``cosine_sum``: the least cosine of the question to a
-    passage, the greatest minus the least, and the sum over all passages.
+    ``low`` and ``high``: the least and the greatest cosine of the question to a passage
+    (``high > low``).
     """
     from hygraph.graph.algorithms.linear_ppr import push_ppr
 
@@ -166,14 +176,13 @@ def walk_scores(
     unit = np.append(q / norm if norm > 0 else q, np.float32(-low)).astype(np.float32)
     # einsum, not ``@``: BLAS threads left spinning slow the next query (see exact_scores).
     projected = np.einsum("ij,j->i", matrix, unit).astype(np.float64)
-    scale = passage_weight / span if span > 0 else 0.0
+    scale = passage_weight / (high - low)
     dense = scale * projected[:rows]
     dense_total = scale * float(projected[rows])
-    dense_mass = scale * (cosine_sum - rows * low)  # Σ of the dense restart itself
+    dense_mass = scale * float(projected[rows + 1])  # Σ (cosine - low): the dense restart
     restart_mass = float(sparse_restart.sum()) + dense_mass
-    degree = walk.graph.degree
     estimate, residual = push_ppr(
-        walk.graph.adjacency, degree, sparse_restart, damping=damping,
+        walk.graph.adjacency, walk.graph.degree, sparse_restart, damping=damping,
         threshold=PUSH_TOLERANCE * restart_mass,
     )  # fmt: skip
     total = dense_total + float(estimate.sum()) + float(residual.sum())

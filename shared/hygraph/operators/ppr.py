@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hygraph.errors import ConfigError
-from hygraph.graph.kinds import EdgeKind, NodeKind
+from hygraph.graph.kinds import EdgeKind
 from hygraph.layers.relation_vectors import relation_id
 from hygraph.operators.registry import operator
 
@@ -313,15 +313,19 @@ def keep_query_matrices(
     for collection in kept:
         collection_matrix(res, view, collection)
     if walks and "chunks" in kept:
-        from hygraph.graph.ppr_views import passage_walk
+        from hygraph.graph.ppr_views import keep_passage_walk, passage_walk
         from hygraph.operators.passage_prior import prior_matrix
+        from hygraph.resources import MATRIX_DIR
 
         walked = {
             (float(p["damping"]), bool(p["synonyms"]), float(p["pair_factor"]))
             for op, p in steps if op == "chunk.ppr" and not p["passage_pool"]
         }  # fmt: skip
+        folder = res.path / MATRIX_DIR
         for damping, synonyms, pair_factor in sorted(walked):
-            walk = passage_walk(view, synonyms=synonyms, pair_factor=pair_factor)
+            if keep_passage_walk(view, folder, synonyms=synonyms, pair_factor=pair_factor):
+                kept.append(f"passage-walk(synonyms={synonyms}, pair_factor={pair_factor:g})")
+            walk = passage_walk(view, synonyms=synonyms, pair_factor=pair_factor, keep=folder)
             if prior_matrix(res, view, walk, damping=damping, synonyms=synonyms,
                             pair_factor=pair_factor, make=True) is not None:  # fmt: skip
                 kept.append(f"walk-prior(damping={damping:g})")
@@ -413,12 +417,13 @@ def fact_entities(res: Resources, state: State, *, k: int = 5, specificity: bool
     divided by how many chunks mention the entity (``specificity``); an entity's seed
     is the mean over the facts naming it; the ``k`` best become ``state.seeds``.
     """
-    mentions = state.view(res).provenance(NodeKind.ENTITY)
+    mentions = res.store.source_counts(m for r in state.relationships
+                                       for m in r.data.get("members", ()))  # fmt: skip
     total: dict[str, float] = {}
     count: dict[str, int] = {}
     for rel in state.relationships:
         for entity in dict.fromkeys(rel.data.get("members", ())):
-            chunks = len(set(mentions.get(entity, ())))
+            chunks = mentions.get(entity, 0)
             weight = rel.value / chunks if specificity and chunks > 0 else rel.value
             total[entity] = total.get(entity, 0.0) + weight
             count[entity] = count.get(entity, 0) + 1
@@ -454,19 +459,40 @@ def passage_ppr(
     """
     from hygraph.graph.algorithms.ppr import personalized_pagerank
     from hygraph.graph.ppr_views import passage_walk
+    from hygraph.operators.passage_prior import prior_matrix, walk_scores
+    from hygraph.resources import MATRIX_DIR
 
-    ids, cosines = exact_scores(res, state, "chunks", state.query_vector(res))
-    if not ids:
-        state.chunks = []
-        return
-    pool = passage_pool if 0 < passage_pool < len(ids) else 0
-    walk = passage_walk(state.view(res), synonyms=synonyms, pair_factor=pair_factor)
+    walk = passage_walk(state.view(res), synonyms=synonyms, pair_factor=pair_factor,
+                        keep=res.path / MATRIX_DIR)  # fmt: skip
     position = walk.graph.position
     reset = np.zeros(len(walk.graph.ids), dtype=np.float64)
     for entity, weight in state.seeds.items():
         if entity in position:
             reset[position[entity]] += weight
     first = state.rankings.get(prior, []) if prior else []
+    if reset.any():
+        for rank, chunk in enumerate(first, start=1):
+            if chunk in position:
+                reset[position[chunk]] += prior_weight * (prior_k + 1) / (prior_k + rank)
+        # The dense restart walked at build time and the rest pushed locally, where the
+        # build kept the matrix (large corpora; no passage pool); else the whole graph.
+        kept = None if passage_pool > 0 else prior_matrix(
+            res, state.view(res), walk, damping=damping, synonyms=synonyms,
+            pair_factor=pair_factor,
+        )  # fmt: skip
+        extremes = res.cosine_range("chunks", state.query_vector(res)) if kept else None
+        if kept is not None and extremes is not None and extremes[0] > extremes[1]:
+            scores = walk_scores(
+                walk, kept, state.query_vector(res), reset, damping=damping,
+                passage_weight=passage_weight, low=extremes[1], high=extremes[0],
+            )  # fmt: skip
+            state.chunks = _ranked(walk.graph.ids, scores, depth)
+            return
+    ids, cosines = exact_scores(res, state, "chunks", state.query_vector(res))
+    if not ids:
+        state.chunks = []
+        return
+    pool = passage_pool if 0 < passage_pool < len(ids) else 0
     if not reset.any():
         if first:
             n = len(first)
@@ -475,27 +501,10 @@ def passage_ppr(
             order = _top(cosines, pool)[: depth or None] if pool else _best(cosines, depth)
             state.chunks = [(ids[i], float(cosines[i])) for i in order]
         return
-    for rank, chunk in enumerate(first, start=1):
-        if chunk in position:
-            reset[position[chunk]] += prior_weight * (prior_k + 1) / (prior_k + rank)
     # Every passage (or the ``pool`` densest) restarts at passage_weight × its cosine
     # min-max normalised over all passages, in float64 as Python floats would compute it.
     low, high = float(cosines.min()), float(cosines.max())
     span = high - low
-    kept = None
-    if not pool and span > 0:
-        from hygraph.operators.passage_prior import prior_matrix, walk_scores
-
-        kept = prior_matrix(res, state.view(res), walk, damping=damping, synonyms=synonyms,
-                            pair_factor=pair_factor)  # fmt: skip
-    if kept is not None:  # the dense restart walked at build time; the rest pushed locally
-        scores = walk_scores(
-            walk, kept, state.query_vector(res), reset, damping=damping,
-            passage_weight=passage_weight, low=low, span=span,
-            cosine_sum=float(cosines.sum(dtype=np.float64)),
-        )  # fmt: skip
-        state.chunks = _ranked(walk.graph.ids, scores, depth)
-        return
     at = walk.positions_of(ids)
     chosen = _top(cosines, pool) if pool else np.flatnonzero(at >= 0)
     chosen = chosen[at[chosen] >= 0]

@@ -58,6 +58,7 @@ from hygraph.vectors.base import (
     record_vectors,
     with_graph_id,
 )
+from hygraph.vectors.journal import WriteJournal
 
 _SHARD_MARKER = "edge_config.json"
 WAITING_DIR = ".waiting"  # markers of processes waiting for a shard
@@ -332,6 +333,7 @@ class EdgeVectorIndex:
         self._real_root = Path(os.path.realpath(self.root))
         self.wait = _default_wait() if wait is None else float(wait)
         self._shards: dict[str, _Loaded] = {}  # the shares this instance holds
+        self.journal = WriteJournal()  # what this instance wrote, token to token
 
     def _path(self, name: str) -> Path:
         return self.root / name
@@ -420,11 +422,12 @@ class EdgeVectorIndex:
             Point(point_id(i), as_vector_list(v), with_graph_id(i, p))
             for i, v, p in zip(ids, vectors, payloads, strict=True)
         ]
+        before = self.stamp(name)
         with self._use(name, write=True) as shard:
             for start in range(0, len(points), 1024):
                 shard.update(UpdateOperation.upsert_points(points[start : start + 1024]))
             self._loaded(name).wrote()  # in the write-ahead log now; flushed when due
-        self._wrote(name)
+        self.journal.record(name, before, self._wrote(name), ids)
 
     def flush(self) -> None:
         """Flush every shard of this instance that holds unflushed writes (before copying
@@ -449,15 +452,40 @@ class EdgeVectorIndex:
             hits = shard.query(request)
         return [VectorHit(h.payload["id"], float(h.score), dict(h.payload)) for h in hits]
 
+    def cosine_range(self, name: str, vector: np.ndarray) -> tuple[float, float] | None:
+        """The greatest and the least cosine of ``vector`` to any point of ``name``, by two
+        exact (brute-force) searches, with ``vector`` and with its negation; None when
+        the collection is empty. Reads the vectors the loaded shard already holds."""
+        from qdrant_edge import Query, QueryRequest, SearchParams
+
+        found = []
+        for sign in (1.0, -1.0):
+            request = QueryRequest(
+                limit=1, query=Query.Nearest(as_vector_list(sign * np.asarray(vector))),
+                with_payload=False, with_vector=False, params=SearchParams(exact=True),
+            )  # fmt: skip
+            with self._use(name) as shard:
+                hits = shard.query(request)
+            if not hits:
+                return None
+            found.append(sign * float(hits[0].score))
+        return found[0], found[1]
+
     def delete(self, name: str, ids: Sequence[str]) -> None:
         if not ids or not self.has_collection(name):
             return
         from qdrant_edge import UpdateOperation
 
+        before = self.stamp(name)
         with self._use(name, write=True) as shard:
             shard.update(UpdateOperation.delete_points([point_id(i) for i in ids]))
             shard.flush()
-        self._wrote(name)
+        self.journal.record(name, before, self._wrote(name), ids)
+
+    def written_since(self, name: str, token: str) -> set[str] | None:
+        """The ids this instance wrote to ``name`` since its write token was ``token``;
+        None when another process (or instance) wrote since (see :class:`WriteJournal`)."""
+        return self.journal.since(name, token, self.stamp(name))
 
     def _retrieve(self, name: str, ids: Sequence[str], with_vector: bool) -> list[Any]:
         if not ids or not self.has_collection(name):
@@ -512,13 +540,14 @@ class EdgeVectorIndex:
         except (FileNotFoundError, NotADirectoryError):
             return ""
 
-    def _wrote(self, name: str) -> None:
-        """Replace the collection's write token (after a write; see :meth:`stamp`)."""
+    def _wrote(self, name: str) -> str:
+        """Replace the collection's write token (after a write; see :meth:`stamp`); the new one."""
         path = self._path(name) / STAMP_FILE
         token = f"{time.time_ns()}-{os.getpid()}-{threading.get_ident()}-{next(_WRITES)}"
         tmp = path.with_name(f".{STAMP_FILE}.{os.getpid()}.{threading.get_ident()}")
         tmp.write_text(token, encoding="utf-8")
         os.replace(tmp, path)
+        return token
 
     def count(self, name: str) -> int:
         if not self.has_collection(name):
