@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,21 @@ class BM25LayerConfig(LayerConfig):
 
 
 def bm25s_module() -> Any:
+    """``bm25s``, imported without numba unless numba is loaded already.
+
+    bm25s tries ``import numba`` when it is imported, for an optional backend that this
+    layer does not use (it builds and loads its indexes with the numpy backend, the
+    default); where numba is installed (other packages bring it) that import alone
+    costs 60 MB of a query process's memory and a third of a second. It is hidden
+    during bm25s's own import, so bm25s takes its fallback; a later ``import numba``
+    anywhere loads it as usual.
+    """
+    if "bm25s" not in sys.modules and "numba" not in sys.modules:
+        sys.modules["numba"] = None  # type: ignore[assignment]  # ImportError inside bm25s
+        try:
+            import bm25s  # noqa: F401 - imported here without numba
+        finally:
+            del sys.modules["numba"]
     import bm25s
 
     # bm25s sets its own logger to DEBUG on import; keep its chatter out of user output.
