@@ -216,6 +216,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--operators", action="store_true", help="list the operators a recipe can use")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    p = sub.add_parser("serve", help="serve an index over HTTP: a JSON API and a web page")
+    p.add_argument("--index", required=True, help="index directory")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument(
+        "--api-key",
+        default=None,
+        help="require this key on every API call (default: $HYGRAPH_API_KEY, else none)",
+    )
+    p.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="an origin whose pages may call the API (repeatable; default none)",
+    )
+    p.add_argument("--max-question-chars", type=int, default=2000)
+    p.add_argument("--max-top-k", type=int, default=100)
+    p.add_argument("--max-upload-mb", type=float, default=20.0)
+    _add_model_options(p)
+
     p = sub.add_parser("demo", help="index the bundled sample corpus offline and query it")
     p.add_argument("--index", help="index directory (default: a fresh temporary one)")
     p.add_argument(
@@ -410,6 +431,25 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from hygraph.secrets import register_secret
+    from hygraph.serve import Limits, serve
+
+    key = args.api_key or os.environ.get("HYGRAPH_API_KEY") or None
+    register_secret(key)
+    limits = Limits(
+        question_chars=args.max_question_chars,
+        top_k=args.max_top_k,
+        body_bytes=int(args.max_upload_mb * 1_000_000),
+    )
+    with _open(args, create=False) as index:
+        print(f"hygraph: serving {index.path} at http://{args.host}:{args.port}/ "
+              f"(API: /v1, OpenAPI: /openapi.json); Ctrl-C stops", file=sys.stderr)  # fmt: skip
+        serve(index, host=args.host, port=args.port, api_key=key,
+              cors_origins=tuple(args.cors_origin), limits=limits)  # fmt: skip
+    return 0
+
+
 def _format_trace(trace: list[dict[str, Any]]) -> str:
     """One line per recipe step: milliseconds, LLM calls, tokens and what it added."""
     lines = [f"  {'step':<24}{'ms':>9}{'llm calls':>11}{'tokens':>8}  added"]
@@ -558,6 +598,7 @@ COMMANDS = {
     "bench": cmd_bench,
     "info": cmd_info,
     "methods": cmd_methods,
+    "serve": cmd_serve,
     "demo": cmd_demo,
 }
 

@@ -43,6 +43,7 @@ from hygraph.checks import as_sources, check_model, check_top_k
 from hygraph.diskspace import INDEX_BYTES_PER_INPUT_BYTE, check_free, input_bytes, min_free_bytes
 from hygraph.errors import ConfigError, HygraphError, IndexMismatchError, InputError
 from hygraph.graph.journal import DeleteJournal
+from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.graph.store import DeleteResult, GraphStore
 from hygraph.ingest.documents import Document
 from hygraph.layers.base import BASE_LAYERS, Layer, get_layer, layer_order
@@ -110,6 +111,9 @@ class QueryResult:
     """The items the rendered context shows in full, in order (a subset of ``items``)."""
     trace: list[dict[str, Any]] = field(default_factory=list)
     """Each recipe step: name, parameters, seconds, LLM calls, tokens, what it added."""
+    evidence: dict[str, Any] | None = None
+    """With ``evidence=True``: the graph the method used, drawable
+    (:func:`hygraph.graph.evidence.evidence_graph`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,6 +130,7 @@ class QueryResult:
             "answer": self.answer,
             "usage": self.usage,
             "trace": self.trace,
+            **({"evidence": self.evidence} if self.evidence is not None else {}),
         }
 
 
@@ -805,9 +810,12 @@ class GraphIndex:
         *,
         top_k: int | None = None,
         budget: int = DEFAULT_BUDGET,
+        evidence: bool = False,
     ) -> QueryResult:
         """Retrieve evidence for ``question`` with a built method (no LLM call)."""
-        return self.query(question, method, top_k=top_k, budget=budget, answer=False)
+        return self.query(
+            question, method, top_k=top_k, budget=budget, answer=False, evidence=evidence
+        )
 
     def query(
         self,
@@ -817,11 +825,13 @@ class GraphIndex:
         top_k: int | None = None,
         budget: int = DEFAULT_BUDGET,
         answer: bool = False,
+        evidence: bool = False,
     ) -> QueryResult:
         """Retrieve with ``method``; with ``answer=True`` also ask the LLM to answer.
 
         Without a ``method``: the recommended one when the index holds it, else the
-        first method the index was built with.
+        first method the index was built with. ``evidence=True`` adds the graph the
+        method used (``QueryResult.evidence``), for drawing it.
         """
         self._check_open()
         method = method or self.default_method
@@ -859,6 +869,8 @@ class GraphIndex:
             shown=rendered.whole,
             trace=[step.to_dict() for step in state.trace],
         )
+        if evidence:
+            result.evidence = self._evidence(state, chunk_ids[: max(state.top_k, 1)])
         answer_seconds = 0.0
         if answer:
             llm = self.llm
@@ -890,6 +902,42 @@ class GraphIndex:
             "context_tokens": rendered.tokens,
         }
         return result
+
+    def _evidence(self, state: Any, chunk_ids: Sequence[str]) -> dict[str, Any]:
+        """The drawable graph of what ``state``'s method used (seeds, nodes, facts,
+        communities, the passages returned)."""
+        from hygraph.graph.evidence import evidence_graph
+
+        scores = dict(state.chunks)
+        relationships = [
+            (*r.data["members"][:2], r.value) for r in state.relationships
+            if r.data.get("kind") == EdgeKind.RELATION and len(r.data.get("members", ())) >= 2
+        ]  # fmt: skip
+        return evidence_graph(
+            self.store, seeds=dict(state.seeds), nodes=[(n.id, n.value) for n in state.nodes],
+            relationships=relationships, communities=[(c.id, c.value) for c in state.communities],
+            chunks=[(c, float(scores.get(c, 0.0))) for c in chunk_ids],
+        )  # fmt: skip
+
+    def neighbourhood(self, entity: str, *, limit: int = 60) -> dict[str, Any]:
+        """The graph around an entity (its id, or its name, case ignored): related entities
+        and the chunks that mention it, bounded (:func:`hygraph.graph.evidence.neighbourhood`).
+        An unknown entity is an :class:`~hygraph.errors.InputError`."""
+        from hygraph.graph.evidence import neighbourhood
+
+        self._check_open()
+        found = self.store.get_nodes([entity], sources=False)
+        ids = [entity] if entity in found else self.store.nodes_named(entity, NodeKind.ENTITY, 1)
+        if not ids:
+            raise InputError(f"no entity named {entity!r} in this index")
+        return neighbourhood(self.store, ids[0], limit=limit)
+
+    def documents(self, offset: int = 0, limit: int = 100) -> dict[str, Any]:
+        """A page of the indexed documents (id, title, source, chunks, when added) and the
+        total, in the order they were added."""
+        self._check_open()
+        total, page = self.store.list_documents(offset, limit)
+        return {"total": total, "offset": offset, "documents": page}
 
     def _stage_snapshot(self, name: str) -> StageUsage:
         return dataclasses.replace(self.tracker.stages.get(name, StageUsage()))

@@ -324,6 +324,28 @@ class GraphStore(RecordsMixin):
     def document_ids(self) -> list[str]:
         return [r[0] for r in self._query("SELECT id FROM documents ORDER BY rowid")]
 
+    def list_documents(self, offset: int = 0, limit: int = 100) -> tuple[int, list[dict[str, Any]]]:
+        """How many documents there are, and a page of them in the order they were added:
+        id, title, source, chunk count, when added (seconds since the epoch), metadata."""
+        total = int(self._query("SELECT COUNT(*) FROM documents")[0][0])
+        rows = self._query(
+            "SELECT id, title, source, n_chunks, added_at, metadata FROM documents"
+            " ORDER BY rowid LIMIT ? OFFSET ?",
+            (max(0, int(limit)), max(0, int(offset))),
+        )
+        return total, [
+            {"id": i, "title": t, "source": s, "chunks": n, "added_at": a, "metadata": _loads(m)}
+            for i, t, s, n, a, m in rows
+        ]
+
+    def nodes_named(self, name: str, kind: str, limit: int = 10) -> list[str]:
+        """Ids of the nodes of ``kind`` whose name is ``name`` (case ignored), at most ``limit``."""
+        rows = self._query(
+            "SELECT id FROM nodes WHERE kind = ? AND name = ? COLLATE NOCASE LIMIT ?",
+            (kind, name, int(limit)),
+        )
+        return [r[0] for r in rows]
+
     def documents_meta(self, doc_ids: Iterable[str]) -> dict[str, tuple[str | None, str]]:
         """``doc id -> (title, content hash)`` for the given documents."""
         ids = list(dict.fromkeys(doc_ids))

@@ -1,0 +1,29 @@
+"""``hygraph serve``: an HTTP API and a web page over one index (see :mod:`hygraph.serve.app`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hygraph.serve.app import API, Limits, create_app
+
+__all__ = ["API", "Limits", "create_app", "serve"]
+
+
+def serve(
+    index: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    api_key: str | None = None,
+    cors_origins: tuple[str, ...] = (),
+    limits: Limits | None = None,
+    log_level: str = "warning",
+) -> None:
+    """Serve ``index`` (an open ``GraphIndex``) until interrupted (uvicorn, one process)."""
+    import uvicorn
+
+    app = create_app(index, api_key=api_key, cors_origins=cors_origins, limits=limits)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level=log_level)
+    finally:
+        app.state.jobs.close()

@@ -1,0 +1,242 @@
+"""``hygraph serve``'s JSON API, every endpoint through FastAPI's own test client.
+
+The index is the bundled sample corpus built offline with the default methods (the
+recommended ``hygraph-ppr``, ``vanilla``, ``bm25``) in a temporary folder; writes go to
+a copy of it so the read-only tests see the corpus as built. The LLM, where one is
+needed, is the scripted test double of ``test_llm`` (realistic replies, no network).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+fastapi = pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from hygraph import GraphIndex  # noqa: E402
+from hygraph.serve import API, Limits, create_app  # noqa: E402
+
+QUESTION = "When did the Great Dunmere Flood happen?"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, minilm, sample_path) -> Path:
+    path = tmp_path_factory.mktemp("serve") / "index"
+    GraphIndex.build(
+        sorted(sample_path.glob("*.md")), path, embedder=minilm, progress=False
+    ).close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def client(built, minilm):
+    index = GraphIndex.open(built, embedder=minilm, progress=False)
+    app = create_app(index)
+    with TestClient(app) as c:
+        yield c
+    app.state.jobs.close()
+    index.close()
+
+
+@pytest.fixture()
+def writable(built, minilm, tmp_path):
+    path = tmp_path / "copy"
+    shutil.copytree(built, path)
+    index = GraphIndex.open(path, embedder=minilm, progress=False)
+    app = create_app(index, api_key="s3cret-key", limits=Limits(documents=3, body_bytes=50_000))
+    with TestClient(app) as c:
+        yield c, app
+    app.state.jobs.close()
+    index.close()
+
+
+def _auth() -> dict[str, str]:
+    return {"Authorization": "Bearer s3cret-key"}
+
+
+def _finished(c: TestClient, job: dict, headers: dict) -> dict:
+    for _ in range(600):
+        got = c.get(f"{API}/jobs/{job['id']}", headers=headers).json()
+        if got["status"] in ("done", "failed"):
+            return got
+        time.sleep(0.05)
+    raise AssertionError("the job did not finish")
+
+
+def test_health_info_builds_and_openapi(client):
+    assert client.get(f"{API}/health").json()["status"] == "ok"
+    info = client.get(f"{API}/info").json()
+    assert info["counts"]["documents"] == 12 and info["default_method"] == "hybrid-ppr"
+    builds = client.get(f"{API}/builds").json()["builds"]
+    assert builds and {"seconds", "usage"} <= set(builds[-1])
+    spec = client.get("/openapi.json").json()
+    assert spec["openapi"].startswith("3.") and f"{API}/retrieve" in spec["paths"]
+
+
+def test_methods_and_a_description(client):
+    body = client.get(f"{API}/methods").json()
+    assert body["default"] == "hybrid-ppr"
+    rows = {m["name"]: m for m in body["methods"]}
+    assert rows["hybrid-ppr"]["recommended"] and rows["hybrid-ppr"]["built"]
+    assert rows["vanilla"]["built"] and not rows["graphrag-local"]["built"]
+    described = client.get(f"{API}/methods/hybrid-ppr").json()
+    assert described["name"] == "hybrid-ppr" and described["steps"]
+    assert client.get(f"{API}/methods/nope").json()["error"]["type"] == "not_found"
+
+
+def test_retrieve_returns_passages_citations_and_the_graph(client):
+    r = client.post(f"{API}/retrieve", json={"question": QUESTION, "top_k": 3})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["method"] == "hybrid-ppr" and len(body["passages"]) == 3
+    first = body["passages"][0]
+    assert first["rank"] == 1 and first["doc_id"] == "great-dunmere-flood.md" and first["text"]
+    kinds = {n["kind"] for n in body["evidence"]["nodes"]}
+    assert {"entity", "chunk"} <= kinds and body["evidence"]["edges"]
+    plain = client.post(
+        f"{API}/retrieve", json={"question": QUESTION, "method": "vanilla", "evidence": False}
+    )
+    assert plain.json()["evidence"] is None and plain.json()["method"] == "vanilla"
+
+
+@pytest.mark.parametrize(
+    ("payload", "status", "kind"),
+    [
+        ({"question": ""}, 400, "InputError"),
+        ({"question": "x" * 2001}, 400, "InputError"),
+        ({"question": QUESTION, "top_k": 0}, 400, "InputError"),
+        ({"question": QUESTION, "top_k": 101}, 400, "InputError"),
+        ({"question": QUESTION, "method": "graphrag-local"}, 400, "ConfigError"),
+        ({"question": QUESTION, "method": "no-such"}, 400, "UnknownMethodError"),
+        ({"question": 3}, 422, "malformed"),
+        ({"questio": QUESTION}, 422, "malformed"),
+    ],
+)
+def test_bad_requests_get_one_line_of_json(client, payload, status, kind):
+    r = client.post(f"{API}/retrieve", json=payload)
+    assert r.status_code == status
+    body = r.json()
+    assert set(body) == {"error"} and body["error"]["type"] == kind
+    assert "\n" not in r.text and "Traceback" not in r.text
+
+
+def test_query_without_an_llm_is_a_clear_400(client):
+    r = client.post(f"{API}/query", json={"question": QUESTION})
+    assert r.status_code == 400 and "LLM" in r.json()["error"]["message"]
+
+
+def test_the_graph_around_an_entity(client):
+    r = client.get(f"{API}/graph/entity", params={"name": "Great Dunmere Flood", "limit": 5})
+    body = r.json()
+    assert (
+        body["nodes"][0]["role"] == "centre"
+        and len([n for n in body["nodes"] if n["kind"] != "chunk"]) <= 5
+    )
+    assert any(e["kind"] == "mentions" for e in body["edges"])
+    missing = client.get(f"{API}/graph/entity", params={"name": "Atlantis"})
+    assert missing.status_code == 400 and "Atlantis" in missing.json()["error"]["message"]
+
+
+def test_documents_are_listed_in_pages(client):
+    page = client.get(f"{API}/documents", params={"offset": 10, "limit": 5}).json()
+    assert page["total"] == 12 and len(page["documents"]) == 2
+    assert {"id", "title", "chunks", "added_at"} <= set(page["documents"][0])
+
+
+def test_the_page_is_served(client):
+    r = client.get("/")
+    assert r.status_code == 200
+
+
+def test_an_api_key_guards_every_call_but_health(writable):
+    c, _ = writable
+    assert c.get(f"{API}/health").status_code == 200
+    r = c.get(f"{API}/info")
+    assert r.status_code == 401 and r.json()["error"]["type"] == "unauthorized"
+    assert c.get(f"{API}/info", headers={"X-API-Key": "wrong"}).status_code == 401
+    assert c.get(f"{API}/info", headers={"X-API-Key": "s3cret-key"}).status_code == 200
+    assert c.get(f"{API}/info", headers=_auth()).status_code == 200
+
+
+def test_insert_and_delete_run_as_jobs_while_retrieval_answers(writable):
+    c, _ = writable
+    text = (
+        "The Harrowby lighthouse keeper Orla Penhallow rowed the harbour pilot out in the "
+        "storm of 1899. Orla Penhallow later founded the Harrowby Sea Rescue society."
+    )
+    r = c.post(
+        f"{API}/documents",
+        headers=_auth(),
+        json={"documents": [{"id": "penhallow", "title": "Orla Penhallow", "text": text}]},
+    )
+    assert r.status_code == 202 and r.json()["status"] in ("queued", "running", "done")
+    assert (
+        c.post(f"{API}/retrieve", headers=_auth(), json={"question": QUESTION}).status_code == 200
+    )
+    done = _finished(c, r.json(), _auth())
+    assert done["status"] == "done" and done["result"]["added"] == ["penhallow"]
+    found = c.post(
+        f"{API}/retrieve",
+        headers=_auth(),
+        json={"question": "Who founded the Harrowby Sea Rescue society?", "top_k": 3},
+    )
+    assert found.json()["documents"][0] == "penhallow"
+    assert c.get(f"{API}/documents", headers=_auth()).json()["total"] == 13
+    gone = c.delete(f"{API}/documents/penhallow", headers=_auth())
+    assert gone.status_code == 202 and _finished(c, gone.json(), _auth())["status"] == "done"
+    assert c.get(f"{API}/documents", headers=_auth()).json()["total"] == 12
+    assert c.delete(f"{API}/documents/penhallow", headers=_auth()).status_code == 404
+    listed = c.get(f"{API}/jobs", headers=_auth()).json()["jobs"]
+    assert [j["kind"] for j in listed] == ["insert", "delete"]
+    assert c.get(f"{API}/jobs/job-99", headers=_auth()).status_code == 404
+
+
+def test_uploads_and_limits(writable):
+    c, _ = writable
+    ok = c.post(
+        f"{API}/documents/files",
+        headers=_auth(),
+        files=[
+            (
+                "files",
+                ("tides.md", b"# Tides\nThe Harrowby tide runs twice daily.", "text/markdown"),
+            )
+        ],
+    )
+    assert ok.status_code == 202 and _finished(c, ok.json(), _auth())["status"] == "done"
+    binary = c.post(
+        f"{API}/documents/files",
+        headers=_auth(),
+        files=[("files", ("x.md", b"ab\x00cd", "text/markdown"))],
+    )
+    assert binary.status_code == 400 and "binary" in binary.json()["error"]["message"]
+    wrong = c.post(
+        f"{API}/documents/files",
+        headers=_auth(),
+        files=[("files", ("x.pdf", b"%PDF", "application/pdf"))],
+    )
+    assert wrong.status_code == 400
+    many = {"documents": [{"text": f"doc {i}"} for i in range(4)]}
+    assert c.post(f"{API}/documents", headers=_auth(), json=many).status_code == 400
+    big = c.post(
+        f"{API}/documents", headers=_auth(), json={"documents": [{"text": "word " * 20_000}]}
+    )
+    assert big.status_code == 413 and big.json()["error"]["type"] == "too_large"
+
+
+def test_an_unexpected_failure_is_logged_not_shown(writable, monkeypatch, caplog):
+    c, app = writable
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("secret internals at /srv/x")
+
+    monkeypatch.setattr(app.state.index, "query", broken)
+    r = c.post(f"{API}/retrieve", headers=_auth(), json={"question": QUESTION})
+    assert r.status_code == 500 and r.json() == {
+        "error": {"type": "internal", "message": "internal error"}
+    }
+    assert "secret internals" not in r.text
