@@ -8,6 +8,7 @@ needed, is the scripted test double of ``test_llm`` (realistic replies, no netwo
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -147,9 +148,41 @@ def test_documents_are_listed_in_pages(client):
     assert {"id", "title", "chunks", "added_at"} <= set(page["documents"][0])
 
 
-def test_the_page_is_served(client):
-    r = client.get("/")
-    assert r.status_code == 200
+def test_the_page_and_its_libraries_are_served_from_the_package(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assert "/static/vendor/cytoscape.min.js" in page.text
+    for asset in ("/static/app.js", "/static/style.css", "/static/vendor/cytoscape.min.js"):
+        assert client.get(asset).status_code == 200, asset
+
+
+def test_recall_from_a_bench_report_kept_beside_the_index(client, built):
+    assert client.get(f"{API}/bench").status_code == 404
+    folder = built / "bench"
+    folder.mkdir()
+    report = {
+        "command": "hygraph bench ...",
+        "date": "2026-11-26",
+        "main": {
+            "dataset": "sample",
+            "methods": {
+                "vanilla": {
+                    "status": "ok",
+                    "recall": {"2": 50.0, "5": 70.0},
+                    "latency_ms": {"p50": 20.0},
+                    "peak_rss_mb": 600.0,
+                },
+                "broken": {"status": "failed"},
+            },
+        },
+    }
+    (folder / "run.json").write_text(json.dumps(report))
+    try:
+        body = client.get(f"{API}/bench").json()
+        assert body["file"] == "run.json" and list(body["methods"]) == ["vanilla"]
+        assert body["methods"]["vanilla"]["recall"] == {"2": 50.0, "5": 70.0}
+    finally:
+        shutil.rmtree(folder)
 
 
 def test_an_api_key_guards_every_call_but_health(writable):

@@ -75,6 +75,32 @@ def _error(status: int, kind: str, message: str) -> Any:
     return JSONResponse({"error": {"type": kind, "message": redact(message)}}, status_code=status)
 
 
+def latest_bench(folder: Path) -> dict[str, Any] | None:
+    """The newest readable ``hygraph bench`` JSON kept beside an index, summarised: data,
+    date, command, and per method its recall at each depth, p50 latency and peak memory."""
+    import json
+
+    found = sorted(folder.glob("bench/*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    found += [folder / "bench.json"] if (folder / "bench.json").exists() else []
+    for path in found:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            methods = data["main"]["methods"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        rows = {
+            name: {
+                "recall": {str(k): float(v) for k, v in (m.get("recall") or {}).items()},
+                "p50_ms": (m.get("latency_ms") or {}).get("p50"),
+                "peak_mb": m.get("peak_rss_mb"),
+            }
+            for name, m in methods.items() if isinstance(m, dict) and m.get("status") == "ok"
+        }  # fmt: skip
+        return {"file": path.name, "command": data.get("command"), "date": data.get("date"),
+                "dataset": data["main"].get("dataset"), "methods": rows}  # fmt: skip
+    return None
+
+
 def create_app(
     index: Any,
     *,
@@ -238,6 +264,19 @@ def create_app(
     ) -> dict[str, Any]:
         """The graph around an entity: related entities and the chunks that mention it."""
         return index.neighbourhood(name, limit=min(limit, limits.graph_nodes))
+
+    @app.get(f"{API}/bench", dependencies=guarded, responses=errors, tags=["index"])
+    def bench() -> dict[str, Any]:
+        """Recall by method and depth from the latest ``hygraph bench`` report kept beside
+        the index (``<index>/bench/*.json`` or ``<index>/bench.json``; 404 when none)."""
+        report = latest_bench(Path(index.path))
+        if report is None:
+            raise HTTPException(
+                404,
+                "no hygraph bench report beside the index (write one with: "
+                "hygraph bench ... --out <index>/bench/run.json)",
+            )
+        return report
 
     @app.get(f"{API}/documents", dependencies=guarded, responses=errors, tags=["documents"])
     def documents(offset: int = Query(0, ge=0), limit: int = Query(100, ge=1, le=1000)) -> Any:
