@@ -68,6 +68,22 @@ def _finished(c: TestClient, job: dict, headers: dict) -> dict:
     raise AssertionError("the job did not finish")
 
 
+def test_progress_bars_report_to_the_listener_of_their_thread():
+    from hygraph.progress import progress_bar, reporting
+
+    seen = []
+    with reporting(lambda desc, done, total: seen.append((desc, done, total))):
+        for _ in progress_bar(range(3), total=3, desc="embedding", enabled=False):
+            pass
+        bar = progress_bar(None, total=2, desc="calls", enabled=False)
+        bar.update(2)
+        bar.close()
+    assert seen[0] == ("embedding", 0, 3) and ("embedding", 3, 3) in seen
+    assert seen[-1] == ("calls", 2, 2)
+    plain = progress_bar(range(2), total=2, desc="x", enabled=False)
+    assert list(plain) == [0, 1]  # no listener: the bar itself
+
+
 def test_health_info_builds_and_openapi(client):
     assert client.get(f"{API}/health").json()["status"] == "ok"
     info = client.get(f"{API}/info").json()
@@ -212,6 +228,7 @@ def test_insert_and_delete_run_as_jobs_while_retrieval_answers(writable):
     )
     done = _finished(c, r.json(), _auth())
     assert done["status"] == "done" and done["result"]["added"] == ["penhallow"]
+    assert done["progress"]["stage"] and done["progress"]["done"] >= 1  # the build's bars
     found = c.post(
         f"{API}/retrieve",
         headers=_auth(),

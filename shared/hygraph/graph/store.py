@@ -331,7 +331,7 @@ class GraphStore(RecordsMixin):
         rows = self._query(
             "SELECT id, title, source, n_chunks, added_at, metadata FROM documents"
             " ORDER BY rowid LIMIT ? OFFSET ?",
-            (max(0, int(limit)), max(0, int(offset))),
+            (min(max(0, int(limit)), 2**62), min(max(0, int(offset)), 2**62)),
         )
         return total, [
             {"id": i, "title": t, "source": s, "chunks": n, "added_at": a, "metadata": _loads(m)}

@@ -35,6 +35,7 @@ from hygraph.errors import ConfigError, HygraphError, IndexNotFoundError, InputE
 from hygraph.ingest import Document
 from hygraph.locks import IndexBusyError
 from hygraph.methods.base import available_methods, get_method
+from hygraph.progress import reporting
 from hygraph.secrets import redact
 from hygraph.serve.jobs import JobRunner
 from hygraph.serve.schemas import (
@@ -279,7 +280,9 @@ def create_app(
         return report
 
     @app.get(f"{API}/documents", dependencies=guarded, responses=errors, tags=["documents"])
-    def documents(offset: int = Query(0, ge=0), limit: int = Query(100, ge=1, le=1000)) -> Any:
+    def documents(
+        offset: int = Query(0, ge=0, le=10**12), limit: int = Query(100, ge=1, le=1000)
+    ) -> Any:
         """A page of the documents in the index, in the order they were added."""
         return index.documents(offset, limit)
 
@@ -289,7 +292,8 @@ def create_app(
         detail = {"documents": [d.id for d in docs][:50], "count": len(docs)}
 
         def work(job: Any) -> dict[str, Any]:
-            report = index.insert(docs, methods=methods)
+            with reporting(job.report):
+                report = index.insert(docs, methods=methods)
             return report.to_dict()
 
         return jobs.submit("insert", detail, work)

@@ -43,6 +43,10 @@ class Job:
     result: dict[str, Any] | None = None
     error: str | None = None
 
+    def report(self, stage: str, done: int, total: int | None) -> None:
+        """Progress of the stage under way (a :func:`hygraph.progress.reporting` listener)."""
+        self.progress = {"stage": stage, "done": done, "total": total}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id, "kind": self.kind, "detail": self.detail, "status": self.status,

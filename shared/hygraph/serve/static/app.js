@@ -250,7 +250,10 @@ async function loadJobs() {
   for (const job of listed.jobs.slice().reverse()) {
     const what = job.kind === "delete" ? job.detail.doc_id : `${job.detail.count} document(s)`;
     const took = job.finished && job.started ? ` in ${(job.finished - job.started).toFixed(1)} s` : "";
-    list.append(el("li", { text: `${job.kind} ${what}: ${job.status}${took}`
+    const p = job.progress || {};
+    const step = job.status === "running" && p.stage
+      ? ` (${p.stage}: ${p.done}${p.total ? ` of ${p.total}` : ""})` : "";
+    list.append(el("li", { text: `${job.kind} ${what}: ${job.status}${step}${took}`
       + (job.error ? ` — ${job.error}` : "") }));
   }
   return listed.jobs.some((j) => j.status === "queued" || j.status === "running");
