@@ -290,3 +290,17 @@ def test_an_unexpected_failure_is_logged_not_shown(writable, monkeypatch, caplog
         "error": {"type": "internal", "message": "internal error"}
     }
     assert "secret internals" not in r.text
+
+
+def test_no_query_cache_keeps_no_question_on_disk(tmp_path, minilm):
+    from hygraph.models.cache import DiskCache
+    from hygraph.models.embedders import CachedEmbedder
+
+    cache = DiskCache(tmp_path / "cache")
+    embedder = CachedEmbedder(minilm, cache)
+    embedder.cache_queries = False
+    first = embedder.embed_query("Who rowed the pilot out in 1899?")
+    assert cache.get_many([embedder._key("Who rowed the pilot out in 1899?", "query")]) == {}
+    embedder.embed(["a document text"])  # documents are still cached
+    assert cache.get_many([embedder._key("a document text", "doc")])
+    assert first.shape == (minilm.dim,)

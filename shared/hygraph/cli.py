@@ -235,6 +235,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-question-chars", type=int, default=2000)
     p.add_argument("--max-top-k", type=int, default=100)
     p.add_argument("--max-upload-mb", type=float, default=20.0)
+    p.add_argument(
+        "--no-query-cache",
+        action="store_true",
+        help="embed each question anew and keep no question in the embedding cache on disk",
+    )
     _add_model_options(p)
 
     p = sub.add_parser("demo", help="index the bundled sample corpus offline and query it")
@@ -443,6 +448,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         body_bytes=int(args.max_upload_mb * 1_000_000),
     )
     with _open(args, create=False) as index:
+        if args.no_query_cache and hasattr(index.embedder, "cache_queries"):
+            index.embedder.cache_queries = False
         print(f"hygraph: serving {index.path} at http://{args.host}:{args.port}/ "
               f"(API: /v1, OpenAPI: /openapi.json); Ctrl-C stops", file=sys.stderr)  # fmt: skip
         serve(index, host=args.host, port=args.port, api_key=key,

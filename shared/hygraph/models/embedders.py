@@ -254,6 +254,9 @@ class CachedEmbedder:
         #: The dimension a cached vector must have (the index's); None: read from the
         #: embedder when a cached entry is first checked.
         self.expected_dim = dim
+        #: Keep questions in the cache too (False: each is embedded anew and never written
+        #: to disk; a server that should not keep its users' questions sets it).
+        self.cache_queries = True
 
     @property
     def dim(self) -> int:
@@ -267,7 +270,8 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         keys = [self._key(t, role) for t in texts]
-        found = self._usable(self.cache.get_many(keys)) if self.cache is not None else {}
+        cache = self.cache if role != "query" or self.cache_queries else None
+        found = self._usable(cache.get_many(keys)) if cache is not None else {}
         missing = sorted({i for i, k in enumerate(keys) if k not in found})
         # Deduplicate identical texts within the batch.
         unique: dict[str, int] = {}
@@ -284,8 +288,8 @@ class CachedEmbedder:
             vectors = np.asarray(vectors, dtype=np.float32)
             for (key, _), vector in zip(order, vectors, strict=True):
                 computed[key] = vector
-            if self.cache is not None:
-                self.cache.set_many((k, v.tobytes()) for k, v in computed.items())
+            if cache is not None:
+                cache.set_many((k, v.tobytes()) for k, v in computed.items())
         if self.tracker is not None:
             self.tracker.record_embeddings(len(computed), len(texts) - len(computed))
         rows = [computed[k] if k in computed else found[k] for k in keys]
