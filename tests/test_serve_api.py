@@ -112,6 +112,9 @@ def test_retrieve_returns_passages_citations_and_the_graph(client):
     assert body["method"] == "hybrid-ppr" and len(body["passages"]) == 3
     first = body["passages"][0]
     assert first["rank"] == 1 and first["doc_id"] == "great-dunmere-flood.md" and first["text"]
+    assert first["via"] == "method" and isinstance(first["graph_evidence"], list)
+    scores = [p["score"] for p in body["passages"]]
+    assert scores == sorted(scores, reverse=True)  # cosines, non-increasing down the list
     kinds = {n["kind"] for n in body["evidence"]["nodes"]}
     assert {"entity", "chunk"} <= kinds and body["evidence"]["edges"]
     plain = client.post(
@@ -139,6 +142,35 @@ def test_bad_requests_get_one_line_of_json(client, payload, status, kind):
     body = r.json()
     assert set(body) == {"error"} and body["error"]["type"] == kind
     assert "\n" not in r.text and "Traceback" not in r.text
+
+
+def test_filters_keep_passages_of_matching_documents(client):
+    only = {"question": QUESTION, "top_k": 3, "filters": {"doc_id": {"$in": ["dunmere.md"]}}}
+    body = client.post(f"{API}/retrieve", json=only).json()
+    assert {p["doc_id"] for p in body["passages"]} == {"dunmere.md"}
+    bad = client.post(
+        f"{API}/retrieve", json={"question": QUESTION, "filters": {"year": {"$x": 1}}}
+    )
+    assert bad.status_code == 400 and "operator" in bad.json()["error"]["message"]
+
+
+def test_query_answers_with_the_configured_llm(built, minilm):
+    from doubles import ScriptedLLM
+
+    llm = ScriptedLLM(["The Great Dunmere Flood happened in 1931."])
+    index = GraphIndex.open(built, embedder=minilm, llm=llm, progress=False)
+    app = create_app(index)
+    try:
+        with TestClient(app) as c:
+            r = c.post(f"{API}/query", json={"question": QUESTION, "method": "vanilla",
+                                             "top_k": 3})  # fmt: skip
+            body = r.json()
+            assert r.status_code == 200 and body["answer"].endswith("in 1931.")
+            assert len(body["passages"]) == 3 and body["usage"]["llm_calls"] == 1
+            assert QUESTION in llm.calls[0][0][-1]["content"]
+    finally:
+        app.state.jobs.close()
+        index.close()
 
 
 def test_query_without_an_llm_is_a_clear_400(client):
@@ -245,6 +277,18 @@ def test_insert_and_delete_run_as_jobs_while_retrieval_answers(writable):
     assert c.get(f"{API}/jobs/job-99", headers=_auth()).status_code == 404
 
 
+def test_building_a_method_runs_as_a_job(writable):
+    c, _ = writable
+    unknown = c.post(f"{API}/methods/build", headers=_auth(), json={"methods": ["nope"]})
+    assert unknown.status_code == 400
+    job = c.post(f"{API}/methods/build", headers=_auth(), json={"methods": ["hybrid"]})
+    assert job.status_code == 202
+    done = _finished(c, job.json(), _auth())
+    assert done["status"] == "done" and "hybrid" in done["result"]["methods"]
+    rows = {m["name"]: m for m in c.get(f"{API}/methods", headers=_auth()).json()["methods"]}
+    assert rows["hybrid"]["built"]
+
+
 def test_uploads_and_limits(writable):
     c, _ = writable
     ok = c.post(
@@ -304,3 +348,22 @@ def test_no_query_cache_keeps_no_question_on_disk(tmp_path, minilm):
     embedder.embed(["a document text"])  # documents are still cached
     assert cache.get_many([embedder._key("a document text", "doc")])
     assert first.shape == (minilm.dim,)
+
+
+def test_retrieval_answers_while_a_long_insert_job_runs(writable):
+    c, _ = writable
+    words = "The harbour pilot of Harrowby kept the tide tables and logged every ship. "
+    docs = [{"id": f"log-{i}", "text": f"Log {i}. " + words * 60} for i in range(3)]
+    job = c.post(f"{API}/documents", headers=_auth(), json={"documents": docs}).json()
+    answered_while_running = 0
+    for _ in range(200):
+        r = c.post(f"{API}/retrieve", headers=_auth(),
+                   json={"question": QUESTION, "method": "vanilla", "evidence": False})  # fmt: skip
+        assert r.status_code == 200
+        status = c.get(f"{API}/jobs/{job['id']}", headers=_auth()).json()["status"]
+        if status == "running":
+            answered_while_running += 1
+        if status in ("done", "failed"):
+            break
+    assert answered_while_running >= 1
+    assert _finished(c, job, _auth())["status"] == "done"

@@ -51,9 +51,13 @@ def retrieve_passages(
     *,
     budget: int = 2000,
     filters: dict[str, Any] | None = None,
+    evidence: bool = False,
 ) -> PassageResult:
-    """The ``k`` best passages for ``question`` by ``method`` (see the module docstring)."""
-    result = index.retrieve(question, method, budget=budget)
+    """The ``k`` best passages for ``question`` by ``method`` (see the module docstring).
+
+    ``evidence=True`` keeps the graph the method used on the result
+    (``result.evidence``)."""
+    result = index.retrieve(question, method, budget=budget, evidence=evidence)
     allowed = index.chunks_matching(filters) if filters else None
     ranked = [c for c in result.chunks if allowed is None or c in allowed]
     via = dict.fromkeys(ranked[:k], "method")

@@ -35,10 +35,12 @@ from hygraph.errors import ConfigError, HygraphError, IndexNotFoundError, InputE
 from hygraph.ingest import Document
 from hygraph.locks import IndexBusyError
 from hygraph.methods.base import available_methods, get_method
+from hygraph.passages import retrieve_passages
 from hygraph.progress import reporting
 from hygraph.secrets import redact
 from hygraph.serve.jobs import JobRunner
 from hygraph.serve.schemas import (
+    BuildRequest,
     ErrorOut,
     InsertRequest,
     JobOut,
@@ -178,32 +180,36 @@ def create_app(
 
     guarded = [Depends(authorised)]
 
-    def check_question(body: RetrieveRequest) -> None:
+    def check_question(body: RetrieveRequest | QueryRequest) -> None:
         if len(body.question) > limits.question_chars:
             raise InputError(f"the question may be {limits.question_chars} characters long")
         if body.top_k is not None and not 1 <= body.top_k <= limits.top_k:
             raise InputError(f"top_k must be between 1 and {limits.top_k}")
 
-    def answer(body: RetrieveRequest, *, with_answer: bool) -> dict[str, Any]:
-        check_question(body)
-        result = index.query(body.question, body.method, top_k=body.top_k,
-                             answer=with_answer, evidence=body.evidence)  # fmt: skip
-        texts = index.resources.store.get_chunks(result.chunks)
-        titles = index.resources.store.document_titles(c.doc_id for c in texts.values())
-        scores = {i.source_ids[0]: i.score for i in result.items
-                  if i.kind == "chunk" and i.source_ids}  # fmt: skip
-        passages = [
-            {"rank": n, "chunk_id": c, "doc_id": texts[c].doc_id if c in texts else None,
-             "title": titles.get(texts[c].doc_id) if c in texts else None,
-             "text": texts[c].text if c in texts else "", "score": float(scores.get(c, 0.0))}
-            for n, c in enumerate(result.chunks, start=1)
-        ]  # fmt: skip
+    def shown(result: Any, passages: list[dict[str, Any]]) -> dict[str, Any]:
         return {
             "method": result.method, "question": result.question, "passages": passages,
-            "documents": result.passages, "context": result.context,
-            "context_tokens": result.context_tokens, "answer": result.answer,
-            "evidence": result.evidence, "usage": result.usage, "trace": result.trace,
+            "documents": list(dict.fromkeys(p["doc_id"] for p in passages if p["doc_id"])),
+            "context": result.context, "context_tokens": result.context_tokens,
+            "answer": result.answer, "evidence": result.evidence, "usage": result.usage,
+            "trace": result.trace,
         }  # fmt: skip
+
+    def passage_rows(rows: list[tuple[str, float, str, list[str]]]) -> list[dict[str, Any]]:
+        """``(chunk id, score, via, graph evidence)`` rows with their texts and citations."""
+        store = index.resources.store
+        texts = store.get_chunks(c for c, *_ in rows)
+        titles = store.document_titles(c.doc_id for c in texts.values())
+        out = []
+        for rank, (chunk_id, score, via, cited) in enumerate(rows, start=1):
+            chunk = texts.get(chunk_id)
+            out.append({
+                "rank": rank, "chunk_id": chunk_id, "doc_id": chunk.doc_id if chunk else None,
+                "title": titles.get(chunk.doc_id) if chunk else None,
+                "text": chunk.text if chunk else "", "score": float(score), "via": via,
+                "graph_evidence": cited,
+            })  # fmt: skip
+        return out
 
     # -------------------------------------------------------------------- reading
 
@@ -247,16 +253,35 @@ def create_app(
     @app.post(f"{API}/retrieve", dependencies=guarded, responses=errors,
               response_model=RetrieveResponse, tags=["retrieval"])  # fmt: skip
     def retrieve(body: RetrieveRequest) -> dict[str, Any]:
-        """Passages for a question, with scores, citations and the graph evidence."""
-        return answer(body, with_answer=False)
+        """Passages for a question, with scores, citations and the graph evidence.
+
+        Exactly ``top_k`` passages (default 5) in the method's order, filled from dense
+        search where the method ranks fewer (``via``), as the framework retrievers
+        return them; ``filters`` keep passages of matching documents only.
+        """
+        check_question(body)
+        found = retrieve_passages(
+            index, body.question, body.method or index.default_method, body.top_k or 5,
+            filters=body.filters, evidence=body.evidence,
+        )  # fmt: skip
+        rows = [(p.id or "", p.score, p.metadata.get("via", "method"),
+                 list(p.metadata.get("graph_evidence", []))) for p in found.passages]  # fmt: skip
+        return shown(found.result, passage_rows(rows))
 
     @app.post(f"{API}/query", dependencies=guarded, responses=errors,
               response_model=RetrieveResponse, tags=["retrieval"])  # fmt: skip
     def query(body: QueryRequest) -> dict[str, Any]:
         """Retrieval, then an answer from the configured LLM (400 without one)."""
+        check_question(body)
         if index.llm is None:
             raise ConfigError("no LLM is configured: start the server with --llm MODEL")
-        return answer(body, with_answer=True)
+        result = index.query(body.question, body.method, top_k=body.top_k, answer=True,
+                             evidence=body.evidence)  # fmt: skip
+        scores = {i.source_ids[0]: i.score for i in result.items
+                  if i.kind == "chunk" and i.source_ids}  # fmt: skip
+        k = body.top_k or len(result.chunks)
+        rows = [(c, scores.get(c, 0.0), "method", []) for c in result.chunks[:k]]
+        return shown(result, passage_rows(rows))
 
     @app.get(f"{API}/graph/entity", dependencies=guarded, responses=errors, tags=["graph"])
     def entity_graph(
@@ -331,6 +356,24 @@ def create_app(
                 raise InputError(f"{name}: not UTF-8 text") from None
             docs.append(Document(name, text, title=Path(name).stem, source=name))
         return insert_job(docs, None).to_dict()
+
+    @app.post(f"{API}/methods/build", dependencies=guarded, responses=errors, status_code=202,
+              response_model=JobOut, tags=["methods"])  # fmt: skip
+    def build_methods(body: BuildRequest) -> dict[str, Any]:
+        """Build methods over the indexed chunks (their layers; a job)."""
+        from hygraph.methods.base import parse_method_spec
+
+        if not body.methods:
+            raise InputError("name at least one method to build")
+        for spec in body.methods:
+            parse_method_spec(spec)  # an unknown method fails here, not in the job
+
+        def work(job: Any) -> dict[str, Any]:
+            with reporting(job.report):
+                report = index.insert(methods=body.methods)
+            return {**report.to_dict(), "methods": index.methods}
+
+        return jobs.submit("build", {"methods": body.methods}, work).to_dict()
 
     @app.delete(f"{API}/documents/{{doc_id}}", dependencies=guarded, responses=errors,
                 status_code=202, response_model=JobOut, tags=["documents"])  # fmt: skip

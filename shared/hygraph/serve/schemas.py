@@ -20,10 +20,20 @@ class RetrieveRequest(Strict):
     )
     top_k: int | None = Field(None, description="passages to return (bounded by the server)")
     evidence: bool = Field(True, description="also return the graph the method used")
+    filters: dict[str, Any] | None = Field(
+        None,
+        description="keep passages of documents whose metadata match: {key: value}, "
+        "{key: [values]}, {key: {$gte: x}}, {$and: [...]}, {$or: [...]}",
+    )
 
 
-class QueryRequest(RetrieveRequest):
+class QueryRequest(Strict):
     """Retrieval, then an answer from the configured LLM."""
+
+    question: str = Field(..., description="the question (its length is bounded by the server)")
+    method: str | None = Field(None, description="a built method; default: the index's")
+    top_k: int | None = Field(None, description="passages to use (bounded by the server)")
+    evidence: bool = Field(True, description="also return the graph the method used")
 
 
 class DocumentIn(Strict):
@@ -46,7 +56,15 @@ class Passage(BaseModel):
     doc_id: str | None
     title: str | None
     text: str
-    score: float
+    score: float = Field(..., description="cosine to the question, non-increasing down the list")
+    via: str = Field("method", description="method, or dense fill where the method ranked fewer")
+    graph_evidence: list[str] = Field(
+        default_factory=list, description="the graph items (entities, facts ...) citing it"
+    )
+
+
+class BuildRequest(Strict):
+    methods: list[str] = Field(..., description="methods to build over the indexed chunks")
 
 
 class RetrieveResponse(BaseModel):
