@@ -19,6 +19,8 @@ fastapi = pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from hygraph import GraphIndex  # noqa: E402
+from hygraph.graph.ppr_views import passage_walk  # noqa: E402
+from hygraph.graph.view import graph_view  # noqa: E402
 from hygraph.serve import API, Limits, create_app  # noqa: E402
 
 QUESTION = "When did the Great Dunmere Flood happen?"
@@ -273,8 +275,29 @@ def test_insert_and_delete_run_as_jobs_while_retrieval_answers(writable):
     assert c.get(f"{API}/documents", headers=_auth()).json()["total"] == 12
     assert c.delete(f"{API}/documents/penhallow", headers=_auth()).status_code == 404
     listed = c.get(f"{API}/jobs", headers=_auth()).json()["jobs"]
-    assert [j["kind"] for j in listed] == ["insert", "delete"]
+    assert [j["kind"] for j in listed if j["kind"] != "refresh"] == ["insert", "delete"]
     assert c.get(f"{API}/jobs/job-99", headers=_auth()).status_code == 404
+
+
+def test_a_write_is_followed_by_a_refresh_of_what_queries_read(writable, monkeypatch):
+    from hygraph.operators import passage_prior
+
+    monkeypatch.setattr(passage_prior, "MIN_CHUNKS", 0)  # the walk matrix at any size
+    monkeypatch.setattr(passage_prior, "REFRESH_SHARE", 2.0)  # an insert leaves it stale
+    c, app = writable
+    folder = app.state.index.path / "vector-matrices"
+    one = {"documents": [{"id": "t", "text": "The tide mill of Dunmere."}]}
+    job = c.post(f"{API}/documents", headers=_auth(), json=one).json()
+    assert _finished(c, job, _auth())["status"] == "done"
+    assert app.state.jobs.wait(timeout=120)
+    kinds = [j["kind"] for j in c.get(f"{API}/jobs", headers=_auth()).json()["jobs"]]
+    assert kinds == ["insert", "refresh"]
+    index = app.state.index
+    view = graph_view(index.resources.store)
+    walk = passage_walk(view, keep=folder)
+    settings = {"damping": 0.7, "synonyms": True, "pair_factor": 2.0}
+    assert passage_prior.prior_matrix(index.resources, view, walk, **settings) is not None
+    assert len(list(folder.glob("passage-walk-*.npz"))) == 1
 
 
 def test_building_a_method_runs_as_a_job(writable):

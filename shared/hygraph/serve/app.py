@@ -313,12 +313,28 @@ def create_app(
 
     # -------------------------------------------------------------------- writing (jobs)
 
+    def refresh_later() -> None:
+        """After a write, a job that writes again what query processes read from disk and
+        the write left stale (the passage graph; the walk matrix, which a small insert
+        leaves to a later build), unless one is waiting already. It runs on the writer
+        thread after the writes before it, so retrieval is not held up by it."""
+        if jobs.queued("refresh"):
+            return
+
+        def work(job: Any) -> dict[str, Any]:
+            with reporting(job.report):
+                index.insert()  # nothing new to add: writes what is missing for queries
+            return {"methods": index.methods}
+
+        jobs.submit("refresh", {}, work)
+
     def insert_job(docs: list[Any], methods: list[str] | None) -> Any:
         detail = {"documents": [d.id for d in docs][:50], "count": len(docs)}
 
         def work(job: Any) -> dict[str, Any]:
             with reporting(job.report):
                 report = index.insert(docs, methods=methods)
+            refresh_later()
             return report.to_dict()
 
         return jobs.submit("insert", detail, work)
@@ -384,6 +400,7 @@ def create_app(
 
         def work(job: Any) -> dict[str, Any]:
             removed = index.delete(doc_id)
+            refresh_later()
             return {"doc_id": doc_id, "chunks": len(removed.chunk_ids)}
 
         return jobs.submit("delete", {"doc_id": doc_id}, work).to_dict()

@@ -94,6 +94,11 @@ class JobRunner:
         with self._lock:
             return list(self._jobs.values())
 
+    def queued(self, kind: str) -> bool:
+        """Whether a job of ``kind`` is waiting to start."""
+        with self._lock:
+            return any(j.kind == kind and j.status == "queued" for j in self._jobs.values())
+
     def busy(self) -> bool:
         """Whether a job is queued or running."""
         with self._lock:
