@@ -43,7 +43,7 @@ from hygraph.checks import as_sources, check_model, check_top_k
 from hygraph.diskspace import INDEX_BYTES_PER_INPUT_BYTE, check_free, input_bytes, min_free_bytes
 from hygraph.errors import ConfigError, HygraphError, IndexMismatchError, InputError
 from hygraph.graph.journal import DeleteJournal
-from hygraph.graph.kinds import EdgeKind, NodeKind
+from hygraph.graph.kinds import NodeKind
 from hygraph.graph.store import DeleteResult, GraphStore
 from hygraph.ingest.documents import Document
 from hygraph.layers.base import BASE_LAYERS, Layer, get_layer, layer_order
@@ -870,7 +870,9 @@ class GraphIndex:
             trace=[step.to_dict() for step in state.trace],
         )
         if evidence:
-            result.evidence = self._evidence(state, chunk_ids[: max(state.top_k, 1)])
+            from hygraph.graph.evidence import state_evidence
+
+            result.evidence = state_evidence(self.store, state, chunk_ids[: max(state.top_k, 1)])
         answer_seconds = 0.0
         if answer:
             llm = self.llm
@@ -902,22 +904,6 @@ class GraphIndex:
             "context_tokens": rendered.tokens,
         }
         return result
-
-    def _evidence(self, state: Any, chunk_ids: Sequence[str]) -> dict[str, Any]:
-        """The drawable graph of what ``state``'s method used (seeds, nodes, facts,
-        communities, the passages returned)."""
-        from hygraph.graph.evidence import evidence_graph
-
-        scores = dict(state.chunks)
-        relationships = [
-            (*r.data["members"][:2], r.value) for r in state.relationships
-            if r.data.get("kind") == EdgeKind.RELATION and len(r.data.get("members", ())) >= 2
-        ]  # fmt: skip
-        return evidence_graph(
-            self.store, seeds=dict(state.seeds), nodes=[(n.id, n.value) for n in state.nodes],
-            relationships=relationships, communities=[(c.id, c.value) for c in state.communities],
-            chunks=[(c, float(scores.get(c, 0.0))) for c in chunk_ids],
-        )  # fmt: skip
 
     def neighbourhood(self, entity: str, *, limit: int = 60) -> dict[str, Any]:
         """The graph around an entity (its id, or its name, case ignored): related entities

@@ -98,6 +98,21 @@ def evidence_graph(
     return {"nodes": out_nodes, "edges": edges, "truncated": truncated}
 
 
+def state_evidence(store: GraphStore, state: Any, chunk_ids: Sequence[str]) -> dict[str, Any]:
+    """:func:`evidence_graph` of what a method's state kept (seeds, scored nodes, relation
+    facts, communities) and the passages ``chunk_ids`` it returned, with their scores."""
+    scores = dict(state.chunks)
+    relationships = [
+        (*r.data["members"][:2], r.value) for r in state.relationships
+        if r.data.get("kind") == EdgeKind.RELATION and len(r.data.get("members", ())) >= 2
+    ]  # fmt: skip
+    return evidence_graph(
+        store, seeds=dict(state.seeds), nodes=[(n.id, n.value) for n in state.nodes],
+        relationships=relationships, communities=[(c.id, c.value) for c in state.communities],
+        chunks=[(c, float(scores.get(c, 0.0))) for c in chunk_ids],
+    )  # fmt: skip
+
+
 def _mentions(
     store: GraphStore, chunk_ids: Iterable[str], nodes: dict[str, Any]
 ) -> list[dict[str, Any]]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hygraph.serve.app import API, Limits, create_app
+from hygraph.serve.app import create_app
+from hygraph.serve.context import API, Limits
 
 __all__ = ["API", "Limits", "create_app", "serve"]
 
