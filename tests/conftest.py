@@ -33,3 +33,41 @@ def sample_index_dir(tmp_path_factory, minilm, sample_path) -> Path:
     with GraphIndex(path, progress=False) as index:
         index.insert(sorted(sample_path.glob("*.md")), methods=["vanilla", "bm25"])
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server URL (see ``tests/postgres_server.py``), or None."""
+    from postgres_server import start_server
+
+    yield from start_server()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(request, tmp_path, postgres_server):
+    """Where a fresh graph store lives, on each backend: call it with a name to get the
+    same location again (a reopen), or another name for another store."""
+    from postgres_server import schema_url
+
+    if request.param == "postgresql" and postgres_server is None:
+        pytest.skip("no PostgreSQL server (set HYGRAPH_TEST_POSTGRES or install postgresql)")
+    made: dict[str, str] = {}
+
+    def location(name: str = "g") -> str:
+        if name not in made:
+            made[name] = (
+                str(tmp_path / f"{name}.sqlite")
+                if request.param == "sqlite"
+                else schema_url(postgres_server, name)
+            )
+        return made[name]
+
+    location.backend = request.param  # type: ignore[attr-defined]
+    yield location
+    if request.param == "postgresql":
+        from hygraph.graph.postgres import PostgresGraphStore
+
+        for url in made.values():
+            store = PostgresGraphStore(url)
+            store.drop()
+            store.close()

@@ -1,10 +1,11 @@
-"""GraphStore: persistence, idempotent writes, provenance-aware deletes, transactions, CSR view."""
+"""The graph store's contract, on SQLite and on a real PostgreSQL server: persistence,
+idempotent writes, provenance-aware deletes, transactions, the CSR view."""
 
 from __future__ import annotations
 
 import pytest
 
-from hygraph.graph.store import Edge, GraphStore, Node
+from hygraph.graph.store import Edge, Node, open_store
 from hygraph.ingest import Chunk, Document
 
 
@@ -30,22 +31,22 @@ def _doc(doc_id: str, *texts: str) -> tuple[Document, list[Chunk]]:
     return doc, chunks
 
 
-def test_documents_persist_and_reload(tmp_path):
-    path = tmp_path / "g.sqlite"
-    store = GraphStore(path)
+def test_documents_persist_and_reload(store_location):
+    path = store_location()
+    store = open_store(path)
     doc, chunks = _doc("a", "alpha one", "alpha two")
     assert store.add_document(doc, chunks) is True
     store.close()
 
-    store = GraphStore(path)
+    store = open_store(path)
     assert store.document_ids() == ["a"]
     assert [c.text for c in store.chunks_of("a")] == ["alpha one", "alpha two"]
     assert store.get_document("a").title == "A"
     assert store.counts()["chunks"] == 2
 
 
-def test_idempotent_insert(tmp_path):
-    store = GraphStore(tmp_path / "g.sqlite")
+def test_idempotent_insert(store_location):
+    store = open_store(store_location())
     doc, chunks = _doc("a", "alpha one", "alpha two")
     assert store.add_document(doc, chunks) is True
     assert store.add_document(doc, chunks) is False
@@ -61,8 +62,8 @@ def test_idempotent_insert(tmp_path):
     }
 
 
-def test_transaction_rolls_back_everything(tmp_path):
-    store = GraphStore(tmp_path / "g.sqlite")
+def test_transaction_rolls_back_everything(store_location):
+    store = open_store(store_location())
     doc, chunks = _doc("a", "alpha one")
     with pytest.raises(RuntimeError):
         with store.transaction():
@@ -78,8 +79,8 @@ def test_transaction_rolls_back_everything(tmp_path):
     }
 
 
-def test_delete_keeps_shared_nodes_and_drops_orphans(tmp_path):
-    store = GraphStore(tmp_path / "g.sqlite")
+def test_delete_keeps_shared_nodes_and_drops_orphans(store_location):
+    store = open_store(store_location())
     da, ca = _doc("a", "Alpha met Beta")
     db, cb = _doc("b", "Beta met Gamma")
     store.add_document(da, ca)
@@ -110,8 +111,8 @@ def test_delete_keeps_shared_nodes_and_drops_orphans(tmp_path):
     assert store.document_ids() == ["b"]
 
 
-def test_forget_sources_and_node_edge_deletes(tmp_path):
-    store = GraphStore(tmp_path / "g.sqlite")
+def test_forget_sources_and_node_edge_deletes(store_location):
+    store = open_store(store_location())
     store.upsert_nodes(
         [
             Node("x", "li_chunk", text="Alpha met Beta", sources=["x"]),
@@ -146,20 +147,20 @@ def test_forget_sources_and_node_edge_deletes(tmp_path):
     assert store.edges_of("beta") == [] and store.nodes_from_sources(["y"]) == ["beta"]
 
 
-def test_progress_survives_reopen(tmp_path):
-    path = tmp_path / "g.sqlite"
-    store = GraphStore(path)
+def test_progress_survives_reopen(store_location):
+    path = store_location()
+    store = open_store(path)
     store.mark_done("embed", ["c1", "c2"])
     store.close()
-    assert GraphStore(path).done_items("embed") == {"c1", "c2"}
+    assert open_store(path).done_items("embed") == {"c1", "c2"}
 
 
-def test_graph_view_hand_checked():
+def test_graph_view_hand_checked(store_location):
     """The read view: symmetric weighted adjacency, links by kind, provenance, relationships;
     one view per store version (a write replaces it)."""
     from hygraph.graph.view import graph_view
 
-    store = GraphStore(None)
+    store = open_store(store_location())
     store.upsert_nodes([Node("f1", "fact", None, "a and c", {}, ("c1",))])
     store.upsert_edges(
         [

@@ -44,7 +44,7 @@ from hygraph.diskspace import INDEX_BYTES_PER_INPUT_BYTE, check_free, input_byte
 from hygraph.errors import ConfigError, HygraphError, IndexMismatchError, InputError
 from hygraph.graph.journal import DeleteJournal
 from hygraph.graph.kinds import NodeKind
-from hygraph.graph.store import DeleteResult, GraphStore
+from hygraph.graph.store import DeleteResult, GraphStore, open_store
 from hygraph.ingest.documents import Document
 from hygraph.layers.base import BASE_LAYERS, Layer, get_layer, layer_order
 from hygraph.locks import WriterLock
@@ -197,6 +197,7 @@ class GraphIndex:
         create: bool = True,
         llm_in_retrieval: bool = False,
         retrieval_timeout: float | None = None,
+        store: str | None = None,
     ):
         check_model(embedder, "embedder")
         check_model(llm, "llm")
@@ -259,7 +260,7 @@ class GraphIndex:
             embedder if embedder is not None else self.manifest.embedder
         )
         self.vectors: VectorIndex = self._open_vectors(qdrant_url, qdrant_api_key, qdrant_client)
-        self.store = GraphStore(self.path / "graph.sqlite", read_only=self.read_only)
+        self.store = self._open_store(store)
         self.resources = Resources(
             path=self.path,
             store=self.store,
@@ -364,6 +365,34 @@ class GraphIndex:
             tokenizer=default_tokenizer().name,
             vectors=vectors,
         )
+
+    def _open_store(self, store: str | None) -> GraphStore:
+        """The graph store: the manifest's (a new index records ``store``, never with a
+        password), else ``graph.sqlite`` in the index folder. Another store for an
+        existing index is an error."""
+        from hygraph.graph.postgres import is_postgres_url, public_url
+
+        if store is not None and not is_postgres_url(store):
+            raise ConfigError(
+                f"store {store!r} is not a postgresql:// URL (leave it out for the index's "
+                "own SQLite file)"
+            )
+        recorded = self.manifest.store
+        if store is not None and recorded is None and (self.path / "graph.sqlite").exists():
+            raise IndexMismatchError(
+                f"index {self.path} keeps its graph in {self.path / 'graph.sqlite'}; "
+                "copy it to the server with `hygraph copy` instead"
+            )
+        if store is not None and recorded is not None and public_url(store) != recorded:
+            raise IndexMismatchError(
+                f"index {self.path} keeps its graph in {recorded}, not {public_url(store)}"
+            )
+        if store is not None and recorded is None:
+            self.manifest.store = public_url(store)
+        location = store or self.manifest.store or self.path / "graph.sqlite"
+        opened = open_store(location, read_only=self.read_only)
+        self._writer.shared = opened if self.manifest.store else None
+        return opened
 
     def _check_compatible(
         self,

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from hygraph.errors import HygraphError
 
@@ -27,8 +28,11 @@ class IndexBusyError(HygraphError):
 class WriterLock:
     """The write lock of one index directory (see the module docstring)."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, shared: Any = None):
         self.path = directory / LOCK_NAME
+        #: A store that many hosts write (PostgreSQL): its own lock is taken too, since a
+        #: lock file guards one disk only (``try_writer_lock``/``release_writer_lock``).
+        self.shared = shared
         self._depth = 0
         self._handle: int | None = None
 
@@ -64,8 +68,20 @@ class WriterLock:
         os.ftruncate(handle, 0)
         os.pwrite(handle, str(os.getpid()).encode(), 0)
         self._handle = handle
+        holder = self.shared.try_writer_lock() if self.shared is not None else None
+        if holder is not None:
+            self._release_file()
+            raise IndexBusyError(
+                f"index {self.path.parent} is being written through its store by {holder}; "
+                "run this again when it has finished (queries work meanwhile)"
+            )
 
     def _release(self) -> None:
+        if self._handle is not None and self.shared is not None:
+            self.shared.release_writer_lock()
+        self._release_file()
+
+    def _release_file(self) -> None:
         if self._handle is not None:
             import fcntl
 

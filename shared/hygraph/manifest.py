@@ -65,6 +65,9 @@ class Manifest:
     vectors: dict[str, Any]
     chunk_mode: str = "sentences"  # hygraph.ingest.chunker.DEFAULT_MODE
     extractor: str = "offline"
+    #: Where the graph store lives: None for ``graph.sqlite`` in the index folder, else a
+    #: ``postgresql://`` URL (never with its password: see hygraph.graph.postgres).
+    store: str | None = None
     methods: dict[str, dict[str, Any]] = field(default_factory=dict)
     layers: dict[str, dict[str, Any]] = field(default_factory=dict)
     recipes: dict[str, dict[str, Any]] = field(default_factory=dict)

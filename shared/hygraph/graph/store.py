@@ -146,6 +146,7 @@ class GraphStore(RecordsMixin):
         self._version_key: tuple[int, int] | None = None
         self._version = (0, 0, 0)
         self._chunk_ids: tuple[tuple[int, int], list[str]] | None = None
+        self._own_commits = 0  # write transactions committed through this store
         if self.read_only:
             assert self.path is not None
             from hygraph.readonly import read_only_connection
@@ -190,9 +191,11 @@ class GraphStore(RecordsMixin):
             else:
                 self._depth -= 1
                 if outer:
-                    if self._conn.total_changes != start:  # something was written
+                    changed = self._conn.total_changes != start
+                    if changed:  # something was written
                         self._conn.execute(_NEXT_GENERATION)
                     self._conn.execute("COMMIT")
+                    self._own_commits += changed
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         with self._lock:
@@ -850,3 +853,14 @@ class GraphStore(RecordsMixin):
             "nodes": by_kind,
             "edges": edge_kinds,
         }
+
+
+def open_store(location: str | Path | None, *, read_only: bool = False) -> GraphStore:
+    """The graph store at ``location``: a ``postgresql://`` URL opens one on a PostgreSQL
+    server (:mod:`hygraph.graph.postgres`), anything else a SQLite file (None: in memory)."""
+    from hygraph.graph.postgres import PostgresGraphStore, is_postgres_url
+
+    if is_postgres_url(location):
+        assert isinstance(location, str)
+        return PostgresGraphStore(location, read_only=read_only)
+    return GraphStore(location, read_only=read_only)

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Start a throwaway PostgreSQL server on loopback for the store's tests and benchmarks,
+# and print its URL (postgresql://hygraph@127.0.0.1:PORT/hygraph).
+#
+#   eval "$(bash scripts/postgres.sh)"   # exports HYGRAPH_TEST_POSTGRES
+#
+# Installs Debian's postgresql package when no server binaries are found. The cluster
+# lives in a temporary folder (PGDATA_DIR to choose one) and trusts loopback connections
+# only; stop it with `pg_ctl -D <folder> stop`.
+set -euo pipefail
+PORT="${PGPORT_TEST:-54329}"
+find_bin() {
+  local d
+  for d in /usr/lib/postgresql/*/bin; do
+    if [ -x "$d/initdb" ]; then echo "$d"; return 0; fi
+  done
+  return 1
+}
+SUDO=""
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi
+if ! BIN="$(find_bin)"; then
+  $SUDO apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q postgresql >/dev/null
+  BIN="$(find_bin)"
+fi
+DATA="${PGDATA_DIR:-$(mktemp -d /tmp/hygraph-pg.XXXXXX)}"
+# PostgreSQL refuses to run as root: run it as the `postgres` user then.
+AS=()
+if [ "$(id -u)" -eq 0 ]; then
+  id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
+  chown -R postgres "$DATA"
+  AS=(runuser -u postgres --)
+fi
+if [ ! -f "$DATA/PG_VERSION" ]; then
+  "${AS[@]}" "$BIN/initdb" -D "$DATA" -U hygraph --auth=trust -E UTF8 >/dev/null
+fi
+"${AS[@]}" "$BIN/pg_ctl" -D "$DATA" -l "$DATA/server.log" -w \
+  -o "-c listen_addresses=127.0.0.1 -c port=$PORT -c unix_socket_directories=$DATA -c fsync=off" \
+  start >/dev/null
+"$BIN/createdb" -h 127.0.0.1 -p "$PORT" -U hygraph hygraph 2>/dev/null || true
+echo "export HYGRAPH_TEST_POSTGRES=postgresql://hygraph@127.0.0.1:$PORT/hygraph"
+echo "export HYGRAPH_TEST_POSTGRES_DATA=$DATA"
