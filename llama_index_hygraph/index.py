@@ -222,6 +222,8 @@ class HyGraphIndex(BaseManagedIndex):
             whose vector store is a ``QdrantVectorStore`` works the same way.
         qdrant_client, qdrant_url, qdrant_api_key: a Qdrant server instead of embedded
             Qdrant (see :class:`~hygraph.index.GraphIndex`).
+        store: the graph on a PostgreSQL server (``postgresql://...``) instead of the
+            index directory's SQLite file (see :class:`~hygraph.index.GraphIndex`).
         chunk_size, chunk_overlap: the core's token window for a new index (documents
             given whole).
         transformations: LlamaIndex transformations (a node parser first) run on
@@ -254,6 +256,7 @@ class HyGraphIndex(BaseManagedIndex):
         qdrant_client: Any = None,
         qdrant_url: str | None = None,
         qdrant_api_key: str | None = None,
+        store: str | None = None,
         chunk_size: int | None = None,
         chunk_overlap: int | None = None,
         show_progress: bool = False,
@@ -286,7 +289,7 @@ class HyGraphIndex(BaseManagedIndex):
             persist_dir = self._stored_dir(index_struct, persist_dir)
         if graph_index is not None:
             given = (persist_dir, embed_model, llm, extractor, vector_store, qdrant_client)
-            if any(v is not None for v in (*given, qdrant_url, chunk_size, chunk_overlap)):
+            if any(v is not None for v in (*given, qdrant_url, store, chunk_size, chunk_overlap)):
                 raise ValueError("pass either graph_index or the arguments that open one")
             if llm_in_retrieval:
                 raise ValueError(
@@ -305,6 +308,7 @@ class HyGraphIndex(BaseManagedIndex):
                 qdrant_client=qdrant_client,
                 qdrant_url=qdrant_url,
                 qdrant_api_key=qdrant_api_key,
+                store=store,
                 chunk_size=chunk_size,
                 chunk_overlap=chunk_overlap,
                 progress=show_progress,

@@ -8,6 +8,12 @@
 # lives in a temporary folder (PGDATA_DIR to choose one) and trusts loopback connections
 # only; stop it with `pg_ctl -D <folder> stop`.
 set -euo pipefail
+if [ "${1:-}" = "--stop" ]; then
+  BIN="$(dirname "$(ls /usr/lib/postgresql/*/bin/pg_ctl | head -1)")"
+  AS=(); [ "$(id -u)" -eq 0 ] && AS=(runuser -u postgres --)
+  "${AS[@]}" "$BIN/pg_ctl" -D "$2" -m fast stop
+  exit 0
+fi
 PORT="${PGPORT_TEST:-54329}"
 find_bin() {
   local d

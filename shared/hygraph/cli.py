@@ -37,6 +37,12 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--llm-base-url", help="OpenAI-compatible base URL (default: $OPENAI_BASE_URL)")
     p.add_argument("--qdrant-url", help="keep vectors on this Qdrant server instead of embedded")
     p.add_argument("--qdrant-api-key", help="API key for --qdrant-url (default: $QDRANT_API_KEY)")
+    p.add_argument(
+        "--store",
+        metavar="URL",
+        help="keep a new index's graph on a PostgreSQL server: postgresql://user@host/db"
+        "?schema=NAME (password from $PGPASSWORD or ~/.pgpass; an existing index keeps its own)",
+    )
 
 
 def _add_bench_parser(sub: Any) -> None:
@@ -275,6 +281,7 @@ def _open(args: argparse.Namespace, *, create: bool, **extra: Any):
         llm=_llm_from_args(args),
         qdrant_url=getattr(args, "qdrant_url", None),
         qdrant_api_key=getattr(args, "qdrant_api_key", None),
+        store=getattr(args, "store", None),
         create=create,
         **extra,
     )

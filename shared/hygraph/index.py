@@ -175,6 +175,13 @@ class GraphIndex:
             and a query's cost and latency do not depend on it. A retrieval-time call that
             fails or takes over ``retrieval_timeout`` seconds (default 20) falls back to the
             offline rules with a warning.
+        store: keep the graph (documents, chunks, nodes, edges, provenance, build
+            progress) on a PostgreSQL server instead of ``<path>/graph.sqlite``:
+            ``postgresql://user@host:port/database?schema=NAME`` (one schema per index,
+            default ``hygraph``). Recorded without its password (give it in the URL, or
+            by ``PGPASSWORD`` / ``~/.pgpass``); the index is reopened with the recorded
+            store. Several processes and hosts can then serve one index, with its
+            vectors on a Qdrant server (``qdrant_url``).
     """
 
     def __init__(
