@@ -243,3 +243,40 @@ def test_cli_and_both_frameworks_take_a_store_url(tmp_path, minilm, server, caps
         assert li.graph_index.manifest.store is not None
     finally:
         li.close()
+
+
+def test_another_host_serves_the_index_from_the_shared_store(tmp_path, minilm, server):
+    """A second host (another folder, the same store and Qdrant server) opens the index
+    from the store alone: same passages, and it sees what the first host builds later.
+    An index with embedded vectors cannot be joined so, and says why."""
+    import warnings
+
+    from postgres_server import schema_url
+    from qdrant_client import QdrantClient
+
+    warnings.filterwarnings("ignore", message="Payload indexes have no effect")
+    client = QdrantClient(":memory:")  # stands for the Qdrant server both hosts reach
+    url = schema_url(server, "hosts")
+    first = GraphIndex(tmp_path / "host-a", embedder=minilm, progress=False, store=url,
+                       qdrant_client=client, qdrant_collection="shared")  # fmt: skip
+    first.insert(DOCS[:2], methods=["vanilla"])
+    second = GraphIndex(tmp_path / "host-b", embedder=minilm, progress=False, store=url,
+                        qdrant_client=client)  # fmt: skip
+    assert second.methods == ["vanilla"]
+    question = QUESTIONS[0]
+    assert (
+        second.retrieve(question, "vanilla").passages
+        == first.retrieve(question, "vanilla").passages
+    )
+    first.insert(DOCS[2:], methods=["vanilla", "hybrid-ppr"])
+    second.close()
+    with GraphIndex.open(tmp_path / "host-b", embedder=minilm, qdrant_client=client) as again:
+        assert "hybrid-ppr" in again.methods
+        assert again.retrieve(QUESTIONS[1], "hybrid-ppr", top_k=1).passages == ["flood"]
+    first.close()
+
+    embedded = schema_url(server, "embedded")
+    with GraphIndex(tmp_path / "host-c", embedder=minilm, progress=False, store=embedded) as one:
+        one.insert(DOCS[:1], methods=["vanilla"])
+    with pytest.raises(IndexMismatchError, match="keeps its vectors embedded on the host"):
+        GraphIndex(tmp_path / "host-d", embedder=minilm, store=embedded)

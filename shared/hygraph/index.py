@@ -224,6 +224,8 @@ class GraphIndex:
         self._temporary: Path | None = None  # a read-only index's copy of its vectors
         self._writer = WriterLock(self.path)
         manifest_path = self.path / MANIFEST_NAME
+        if store is not None and not manifest_path.exists():
+            self._join_shared_index(store)
         #: The index folder cannot be written (a read-only mount, another user's copy):
         #: it answers queries and ``info``; inserts and deletes are refused in one line.
         self.read_only = manifest_path.exists() and not writable(self.path)
@@ -398,8 +400,51 @@ class GraphIndex:
             self.manifest.store = public_url(store)
         location = store or self.manifest.store or self.path / "graph.sqlite"
         opened = open_store(location, read_only=self.read_only)
-        self._writer.shared = opened if self.manifest.store else None
+        if self.manifest.store:
+            self._writer.shared = opened
+            self._share_manifest(opened)
         return opened
+
+    def _join_shared_index(self, store: str) -> None:
+        """A folder with no index, given a store that holds one (built by another host):
+        take the store's manifest and serve that index from here. Its vectors must be on
+        a Qdrant server: embedded ones stay on the host that built them."""
+        from hygraph.graph.postgres import is_postgres_url, public_url, shared_manifest
+
+        if not is_postgres_url(store):
+            return  # refused with a clear error by _open_store
+        text = shared_manifest(store)
+        if text is None:
+            return
+        manifest = Manifest.from_json(text, self.path, f"the store {public_url(store)}")
+        if manifest.vectors.get("backend") != "server":
+            raise IndexMismatchError(
+                f"the index in {public_url(store)} keeps its vectors embedded on the host "
+                "that built it; copy it to a Qdrant server there (hygraph copy --qdrant-url "
+                "...) to serve it from other hosts"
+            )
+        private_dir(self.path)
+        manifest.save(self.path)
+
+    def _share_manifest(self, store: GraphStore) -> None:
+        """Keep the manifest in the shared store too: take the store's when another host
+        saved a newer one, and write it there on every save from now on."""
+        from hygraph.graph.postgres import SHARED_MANIFEST
+
+        text = store.get_meta(SHARED_MANIFEST)
+        if text is not None:
+            shared = Manifest.from_json(text, self.path, f"the store {store!r}")
+            if shared.updated_at > self.manifest.updated_at:
+                from hygraph.methods.recipes import register_recipes
+
+                self.manifest = shared
+                register_recipes(shared.recipes)
+                if not self.read_only:
+                    shared.save(self.path)
+        if not self.read_only:
+            self.manifest.mirror = lambda text: store.set_meta(SHARED_MANIFEST, text)
+            if text is None:
+                store.set_meta(SHARED_MANIFEST, json.dumps(self.manifest.to_dict()))
 
     def _check_compatible(
         self,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -82,15 +83,22 @@ class Manifest:
         return asdict(self)
 
     def save(self, directory: Path) -> None:
-        """Write atomically (temp file + rename), so a crash never leaves half a manifest."""
+        """Write atomically (temp file + rename), so a crash never leaves half a manifest.
+
+        An index whose graph lives on a shared store also writes it there
+        (``mirror``), so the other hosts serving the index see what was built."""
         self.updated_at = time.time()
         self.builds = self.builds[-MAX_BUILDS_KEPT:]
         tmp = directory / (MANIFEST_NAME + ".tmp")
         # The fields as they are (to_dict's deep copy is the same JSON, made slower: an
         # index saves its manifest on every insert, with up to MAX_BUILDS_KEPT builds).
         data = {f.name: getattr(self, f.name) for f in fields(self)}
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        tmp.write_text(text)
         os.replace(tmp, directory / MANIFEST_NAME)
+        mirror: Callable[[str], None] | None = self.__dict__.get("mirror")
+        if mirror is not None:
+            mirror(text)
 
     @classmethod
     def load(cls, directory: Path) -> Manifest:
@@ -105,10 +113,20 @@ class Manifest:
                 f"no index at {directory}; build one with: hygraph index PATH --index {directory}"
             )
         try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+            text = path.read_text()
+        except OSError as exc:
             raise IndexMismatchError(f"unreadable manifest {path}: {exc}") from exc
-        if data.get("format") != FORMAT:
+        return cls.from_json(text, directory, str(path))
+
+    @classmethod
+    def from_json(cls, text: str, directory: Path, origin: str) -> Manifest:
+        """A manifest from its JSON (read from ``origin``: a file, or a shared store)."""
+        path = origin
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise IndexMismatchError(f"unreadable manifest {path}: {exc}") from exc
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise IndexMismatchError(f"{path} is not a hygraph manifest")
         version = data.get("format_version")
         if version != FORMAT_VERSION:

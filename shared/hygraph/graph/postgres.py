@@ -32,6 +32,8 @@ from hygraph.errors import ConfigError, HygraphError
 from hygraph.graph.store import SCHEMA_VERSION, GraphStore
 
 SCHEMES = ("postgresql", "postgres")
+#: The ``meta`` key holding the index's manifest, so every host serving it reads one.
+SHARED_MANIFEST = "manifest"
 DEFAULT_SCHEMA = "hygraph"
 
 # The SQLite schema's tables, in PostgreSQL's words (see the module docstring).
@@ -291,3 +293,15 @@ class PostgresGraphStore(GraphStore):
         """Remove this index's schema and everything in it (tests, ``hygraph`` copies)."""
         with self._lock:
             self._conn.raw.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+
+
+def shared_manifest(url: str) -> str | None:
+    """The manifest an index keeps in the store at ``url`` (None: the store holds none)."""
+    raw, _ = connect(url, read_only=True)
+    try:
+        if raw.execute("SELECT to_regclass('meta')").fetchone()[0] is None:
+            return None
+        row = raw.execute("SELECT value FROM meta WHERE key = %s", (SHARED_MANIFEST,)).fetchone()
+        return row[0] if row else None
+    finally:
+        raw.close()

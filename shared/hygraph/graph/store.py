@@ -773,14 +773,19 @@ class GraphStore(RecordsMixin):
         # an OR would scan. With a kind, the dst side does not read the node's edges of
         # other kinds (an entity named in thousands of chunks has as many mention edges
         # pointing at it).
+        # Each half in its index's order, stated (a server's heap order is no order).
         kind_filter, extra = (" AND kind = ?", [kind]) if kind is not None else ("", [])
-        sql = (
+        out_sql = (
             f"SELECT src, dst, kind, weight, data FROM edges WHERE src = ?{kind_filter}"
-            f" UNION ALL SELECT src, dst, kind, weight, data FROM edges WHERE dst = ?"
-            f" AND src != ?{kind_filter}"
+            " ORDER BY dst, kind"
         )
-        params: list[Any] = [node_id, *extra, node_id, node_id, *extra]
-        edges = [Edge(s, d, k, w, _loads(data)) for s, d, k, w, data in self._query(sql, params)]
+        in_sql = (
+            "SELECT src, dst, kind, weight, data FROM edges WHERE dst = ?"
+            f" AND src != ?{kind_filter} ORDER BY kind, src"
+        )
+        rows = self._query(out_sql, [node_id, *extra])
+        rows += self._query(in_sql, [node_id, node_id, *extra])
+        edges = [Edge(s, d, k, w, _loads(data)) for s, d, k, w, data in rows]
         self._attach_entries(edges)
         return edges
 
