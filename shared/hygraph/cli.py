@@ -212,6 +212,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", required=True, help="index directory")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    p = sub.add_parser(
+        "copy",
+        help="copy an index to a PostgreSQL store and a Qdrant server, or back to a folder "
+        "(resumable: run it again to finish a stopped copy)",
+    )
+    p.add_argument("--index", required=True, help="the index to copy")
+    p.add_argument("--to", required=True, help="the new index's folder")
+    p.add_argument(
+        "--store",
+        metavar="URL",
+        help="its graph on this PostgreSQL server "
+        "(postgresql://user@host/db?schema=NAME; default: a SQLite file in --to)",
+    )
+    p.add_argument("--qdrant-url", help="its vectors on this Qdrant server (default: embedded)")
+    p.add_argument("--qdrant-api-key", help="API key for --qdrant-url (default: $QDRANT_API_KEY)")
+    p.add_argument("--qdrant-collection", help="its passage collection's name on the server")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
     p = sub.add_parser("methods", help="list the available retrieval methods")
     p.add_argument(
         "--describe",
@@ -476,6 +495,28 @@ def _format_trace(trace: list[dict[str, Any]]) -> str:
     return "trace:\n" + "\n".join(lines)
 
 
+def cmd_copy(args: argparse.Namespace) -> int:
+    from hygraph.copy import copy_index
+
+    report = copy_index(
+        args.index, args.to, store=args.store, qdrant_url=args.qdrant_url,
+        qdrant_api_key=args.qdrant_api_key or os.environ.get("QDRANT_API_KEY"),
+        qdrant_collection=args.qdrant_collection,
+        progress=False if args.no_progress else None,
+    )  # fmt: skip
+    if args.json:
+        _print_json(report.to_dict())
+        return 0
+    rows = sum(report.rows.values())
+    points = sum(report.points.values())
+    resumed = f"; finished by an earlier run: {', '.join(report.resumed)}" if report.resumed else ""
+    print(
+        f"copied {args.index} to {args.to} in {report.seconds:.1f}s: {rows} rows, "
+        f"{points} vectors, {report.files} files{resumed}"
+    )
+    return 0
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     with _open(args, create=False) as index:
         info = index.info()
@@ -611,6 +652,7 @@ COMMANDS = {
     "query": cmd_query,
     "bench": cmd_bench,
     "info": cmd_info,
+    "copy": cmd_copy,
     "methods": cmd_methods,
     "serve": cmd_serve,
     "demo": cmd_demo,

@@ -25,6 +25,7 @@ adds nothing.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import itertools
 import json
@@ -72,6 +73,19 @@ DEFAULT_CHUNK_MODE = "sentences"  # a new index's chunking (hygraph.ingest.chunk
 DEFAULT_BUDGET = 2000
 #: Present in a new index directory from its creation until its manifest is written.
 CREATING_MARKER = ".hygraph-creating"
+#: Present in the target of ``hygraph copy`` until the copy has finished (hygraph.copy).
+COPYING_MARKER = ".hygraph-copying"
+_COPYING: contextvars.ContextVar[bool] = contextvars.ContextVar("hygraph_copying", default=False)
+
+
+@contextlib.contextmanager
+def opening_a_copy() -> Iterator[None]:
+    """Let the copy itself open its unfinished target (see :mod:`hygraph.copy`)."""
+    token = _COPYING.set(True)
+    try:
+        yield
+    finally:
+        _COPYING.reset(token)
 
 
 @dataclass
@@ -224,6 +238,12 @@ class GraphIndex:
         self._temporary: Path | None = None  # a read-only index's copy of its vectors
         self._writer = WriterLock(self.path)
         manifest_path = self.path / MANIFEST_NAME
+        if (self.path / COPYING_MARKER).exists() and not _COPYING.get():
+            raise IndexMismatchError(
+                f"{self.path} is an unfinished copy of the index in "
+                f"{(self.path / COPYING_MARKER).read_text().strip()}: run the same "
+                "`hygraph copy` again to finish it"
+            )
         if store is not None and not manifest_path.exists():
             self._join_shared_index(store)
         #: The index folder cannot be written (a read-only mount, another user's copy):

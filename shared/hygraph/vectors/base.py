@@ -83,6 +83,18 @@ class VectorIndex(Protocol):
 
     def count(self, name: str) -> int: ...
 
+    def collection_names(self) -> list[str]:
+        """The names of this index's collections (for copying an index elsewhere)."""
+        ...
+
+    def scroll(
+        self, name: str, offset: Any, limit: int
+    ) -> tuple[list[tuple[str, np.ndarray, dict[str, Any]]], Any]:
+        """A page of collection ``name``: ``(graph id, vector, payload)`` of up to ``limit``
+        points from ``offset`` (None: the first), and the next page's offset (None: no
+        more). The payloads are as given to :meth:`upsert`."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -147,3 +159,16 @@ def found_rows(
 
 def as_vector_list(vector: np.ndarray) -> list[float]:
     return np.asarray(vector, dtype=np.float32).ravel().tolist()
+
+
+def scrolled(records: Sequence[Any]) -> list[tuple[str, np.ndarray, dict[str, Any]]]:
+    """``(graph id, vector, payload without the graph id)`` of scrolled Qdrant records
+    (points without hygraph's ``id`` payload, in a shared collection, are left out)."""
+    vectors = record_vectors(records)
+    out = []
+    for record in records:
+        payload = dict(record.payload or {})
+        graph_id = payload.pop("id", None)
+        if graph_id is not None and graph_id in vectors:
+            out.append((graph_id, vectors[graph_id], payload))
+    return out

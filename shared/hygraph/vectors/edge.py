@@ -56,6 +56,7 @@ from hygraph.vectors.base import (
     point_id,
     record_rows,
     record_vectors,
+    scrolled,
     with_graph_id,
 )
 from hygraph.vectors.journal import WriteJournal
@@ -556,6 +557,21 @@ class EdgeVectorIndex:
 
         with self._use(name) as shard:
             return int(shard.count(CountRequest(exact=True)))
+
+    def collection_names(self) -> list[str]:
+        return sorted(
+            p.name for p in self.root.iterdir() if p.is_dir() and (p / _SHARD_MARKER).exists()
+        )
+
+    def scroll(
+        self, name: str, offset: Any, limit: int
+    ) -> tuple[list[tuple[str, np.ndarray, dict[str, Any]]], Any]:
+        from qdrant_edge import ScrollRequest
+
+        request = ScrollRequest(offset=offset, limit=limit, with_payload=True, with_vector=True)
+        with self._use(name) as shard:
+            records, following = shard.scroll(request)
+        return scrolled(records), following
 
     def close(self) -> None:
         """Give back this instance's shards; a shard closes when no instance uses it."""

@@ -42,6 +42,7 @@ from hygraph.vectors.base import (
     point_id,
     record_rows,
     record_vectors,
+    scrolled,
     with_graph_id,
 )
 
@@ -290,6 +291,33 @@ class ServerVectorIndex:
                 self._name(name), count_filter=self._filter(name, None), exact=True
             ).count
         )
+
+    def collection_names(self) -> list[str]:
+        """This index's collections on the server: its named ones, and those with its
+        prefix (another index whose prefix extends this one's would be listed too:
+        prefixes are per index, ``hygraph_<folder>_`` or ``<collection>_``)."""
+        named = {real: name for name, real in self.names.items()}
+        out = set()
+        for collection in self.client.get_collections().collections:
+            real = collection.name
+            if real in named:
+                out.add(named[real])
+            elif real.startswith(self.prefix) and len(real) > len(self.prefix):
+                out.add(real[len(self.prefix) :])
+        return sorted(out)
+
+    def scroll(
+        self, name: str, offset: Any, limit: int
+    ) -> tuple[list[tuple[str, np.ndarray, dict[str, Any]]], Any]:
+        records, following = self.client.scroll(
+            self._name(name),
+            scroll_filter=self._filter(name, None),
+            limit=limit,
+            offset=offset,
+            with_payload=True,
+            with_vectors=True,
+        )
+        return scrolled(records), following
 
     def discard_at_exit(self) -> None:
         """Remove what this object writes when the process exits.
