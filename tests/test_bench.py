@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -156,3 +157,26 @@ def test_question_selection_and_wins_ties_losses():
         "ties": 2,
         "losses": 1,
     }
+
+
+def test_bench_builds_on_a_postgresql_store(tmp_path, sample_path, postgres_server):
+    """``--store``: each point's index keeps its graph in its own schema on the server,
+    beside (never reusing) the SQLite one, with the same recall."""
+    from hygraph.cli import main
+    from hygraph.graph.postgres import split_url
+
+    if postgres_server is None:
+        pytest.skip("no PostgreSQL server (set HYGRAPH_TEST_POSTGRES or install postgresql)")
+    _tiny_dataset(tmp_path / "tiny", sample_path)
+    out = tmp_path / "result.json"
+    args = ["bench", "--data", str(tmp_path / "tiny"), "--methods", "vanilla,hybrid-ppr",
+            "--k", "1,3", "--work", str(tmp_path / "work"), "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    sqlite = json.loads(out.read_text())["main"]
+    assert main([*args, "--store", postgres_server]) == 0
+    result = json.loads(out.read_text())["main"]
+    assert result["base_build"]["reused"] is False and result["base_build"]["store_bytes"] > 0
+    manifest = json.loads((Path(result["index"]) / "manifest.json").read_text())
+    assert split_url(manifest["store"])[1].startswith("bench_")
+    for name in ("vanilla", "hybrid-ppr"):
+        assert result["methods"][name]["recall"] == sqlite["methods"][name]["recall"]

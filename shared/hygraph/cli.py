@@ -102,6 +102,12 @@ def _add_bench_parser(sub: Any) -> None:
     )
     p.add_argument("--work", default=".hygraph-bench", help="where indexes are kept and reused")
     p.add_argument(
+        "--store",
+        metavar="URL",
+        help="build every index's graph on this PostgreSQL server (a schema per index) "
+        "instead of SQLite files",
+    )
+    p.add_argument(
         "--peers",
         default="benchmarks",
         help="folder holding the peers package (default: ./benchmarks)",
@@ -575,6 +581,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         questions=args.questions,
         baseline=args.baseline,
         max_depth=args.max_depth,
+        store=args.store,
     )
     result = run_bench(config)
     if args.out:

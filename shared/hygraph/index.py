@@ -1034,12 +1034,16 @@ class GraphIndex:
         counts = self.store.counts()
         # Allocated blocks, not apparent sizes: Qdrant preallocates sparse files.
         size = sum(p.stat().st_blocks * 512 for p in self.path.rglob("*") if p.is_file())
+        out: dict[str, Any] = {}
+        if self.manifest.store:  # the graph on a server: its tables' size there
+            out["store_bytes"] = self.store.size_bytes()  # type: ignore[attr-defined]
         return {
             "path": str(self.path),
             "manifest": self.manifest.to_dict(),
             "counts": counts,
             "vectors": self._vector_counts(),
             "disk_bytes": size,
+            **out,
             "last_build": self.manifest.builds[-1] if self.manifest.builds else None,
         }
 

@@ -59,6 +59,9 @@ class BenchConfig:
     baseline: str = "vanilla"  # per-question wins/ties/losses are counted against it
     compare_k: int = 5  # ... at this depth
     max_depth: int | None = None  # deepest top_k asked for recall (None: the chunk count)
+    #: A PostgreSQL server for the graph stores (each point's index gets its own schema);
+    #: None: each index's own SQLite file.
+    store: str | None = None
 
     def __post_init__(self) -> None:
         if self.chunk_size is None:
@@ -182,11 +185,22 @@ def _run_task(spec: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
 
 
 def _index_dir(config: BenchConfig, dataset: Dataset, label: str) -> Path:
-    tag = hashlib.sha256(
-        f"{config.extractor}|{config.chunk_size}|{config.chunk_overlap}|{config.chunk_mode}".encode()
-    ).hexdigest()[:8]
+    settings = f"{config.extractor}|{config.chunk_size}|{config.chunk_overlap}|{config.chunk_mode}"
+    tag = hashlib.sha256(settings.encode()).hexdigest()[:8]
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label)
-    return config.work / f"{dataset.name}-{safe}-{tag}"
+    store = "-postgresql" if config.store else ""
+    return config.work / f"{dataset.name}-{safe}-{tag}{store}"
+
+
+def _point_store(config: BenchConfig, index_dir: Path) -> str | None:
+    """The store URL of one point's index: the server given, a schema of its own."""
+    if not config.store:
+        return None
+    from hygraph.graph.postgres import split_url
+
+    dsn, _ = split_url(config.store)
+    schema = "bench_" + hashlib.sha256(str(index_dir.resolve()).encode()).hexdigest()[:12]
+    return f"{dsn}{'&' if '?' in dsn else '?'}schema={schema}"
 
 
 def _extractor_spec(config: BenchConfig, dataset: Dataset) -> str:
@@ -219,6 +233,7 @@ def run_point(
             "chunk_overlap": config.chunk_overlap,
             "chunk_mode": config.chunk_mode,
             "methods": ["vanilla", "bm25"],
+            "store": _point_store(config, index_dir),
         },
         env,
     )

@@ -54,10 +54,12 @@ def build(spec: dict[str, Any]) -> dict[str, Any]:
         chunk_overlap=spec.get("chunk_overlap"),
         chunk_mode=spec.get("chunk_mode"),
         progress=False,
+        store=spec.get("store"),
     ) as index:
         report = index.insert([spec["corpus"]], methods=spec.get("methods") or None)
         first = index.manifest.builds[0] if index.manifest.builds else {}
         counts = index.store.counts()
+        store_bytes = index.store.size_bytes() if index.manifest.store else 0
     reused = not report.added and not report.replaced
     # The peak memory of the build that made the index is kept beside it, so a run
     # that reuses the index still reports the build's figure, not its own.
@@ -75,7 +77,8 @@ def build(spec: dict[str, Any]) -> dict[str, Any]:
         "counts": counts,
         "peak_rss_mb": measured["peak_rss_mb"],
         "peak_rss_measured_on_reuse": measured["reused_when_measured"],
-        "index_bytes": _dir_bytes(Path(spec["index"])),
+        "index_bytes": _dir_bytes(Path(spec["index"])) + store_bytes,
+        "store_bytes": store_bytes,
     }
 
 

@@ -284,6 +284,20 @@ class PostgresGraphStore(GraphStore):
         with self._lock:
             self._conn.raw.execute("SELECT pg_advisory_unlock(%s)", (self._writer_key,))
 
+    def size_bytes(self) -> int:
+        """What this index's tables and their indexes take on the server."""
+        return sum(n for _, n, _ in self.table_sizes())
+
+    def table_sizes(self) -> list[tuple[str, int, int]]:
+        """``(table, bytes with its indexes and TOAST, rows estimated)`` of each table."""
+        rows = self._query(
+            "SELECT c.relname, pg_total_relation_size(c.oid), c.reltuples::BIGINT"
+            " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = ? AND c.relkind = 'r' ORDER BY 2 DESC",
+            (self.schema,),
+        )
+        return [(name, int(size), max(int(tuples), 0)) for name, size, tuples in rows]
+
     def close(self) -> None:
         with self._lock:
             if not self._conn.raw.closed:
