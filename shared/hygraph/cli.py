@@ -40,8 +40,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--store",
         metavar="URL",
-        help="keep a new index's graph on a PostgreSQL server: postgresql://user@host/db"
-        "?schema=NAME (password from $PGPASSWORD or ~/.pgpass; an existing index keeps its own)",
+        help="the graph on a PostgreSQL server: postgresql://user@host/db?schema=NAME (a new "
+        "index keeps it there; an empty --index folder joins the index the store holds; "
+        "password from $PGPASSWORD or ~/.pgpass)",
     )
 
 
