@@ -6,7 +6,8 @@
 #
 # Installs Debian's postgresql package when no server binaries are found. The cluster
 # lives in a temporary folder (PGDATA_DIR to choose one) and trusts loopback connections
-# only; stop it with `pg_ctl -D <folder> stop`.
+# only; stop it with `bash scripts/postgres.sh --stop <folder>`. PG_FSYNC=on for benchmarks
+# (off by default: the tests need no durability across a power cut).
 set -euo pipefail
 if [ "${1:-}" = "--stop" ]; then
   BIN="$(dirname "$(ls /usr/lib/postgresql/*/bin/pg_ctl | head -1)")"
@@ -37,11 +38,17 @@ if [ "$(id -u)" -eq 0 ]; then
   chown -R postgres "$DATA"
   AS=(runuser -u postgres --)
 fi
+# PG_LISTEN: more addresses to listen on, comma-separated (test hosts in network
+# namespaces); PG_TRUST_NET: the network (CIDR) whose clients are trusted with them.
+LISTEN="127.0.0.1${PG_LISTEN:+,$PG_LISTEN}"
 if [ ! -f "$DATA/PG_VERSION" ]; then
   "${AS[@]}" "$BIN/initdb" -D "$DATA" -U hygraph --auth=trust -E UTF8 >/dev/null
+  if [ -n "${PG_TRUST_NET:-}" ]; then
+    echo "host all all $PG_TRUST_NET trust" >> "$DATA/pg_hba.conf"
+  fi
 fi
 "${AS[@]}" "$BIN/pg_ctl" -D "$DATA" -l "$DATA/server.log" -w \
-  -o "-c listen_addresses=127.0.0.1 -c port=$PORT -c unix_socket_directories=$DATA -c fsync=off" \
+  -o "-c listen_addresses=$LISTEN -c port=$PORT -c unix_socket_directories=$DATA -c fsync=${PG_FSYNC:-off}" \
   start >/dev/null
 "$BIN/createdb" -h 127.0.0.1 -p "$PORT" -U hygraph hygraph 2>/dev/null || true
 echo "export HYGRAPH_TEST_POSTGRES=postgresql://hygraph@127.0.0.1:$PORT/hygraph"

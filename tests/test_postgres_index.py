@@ -199,6 +199,13 @@ def test_store_arguments_are_checked(tmp_path, minilm, server):
         index.insert(DOCS[:1], methods=["vanilla"])
     recorded = json.loads((tmp_path / "e" / MANIFEST_NAME).read_text())["store"]
     assert "not-needed" not in recorded and recorded.startswith("postgresql://hygraph@")
+    # Another address of the same database and schema is how this process reaches it;
+    # another schema is another index.
+    other_address = url.replace("hygraph:not-needed@127.0.0.1", "hygraph@localhost")
+    with GraphIndex.open(tmp_path / "e", embedder=minilm, store=other_address) as index:
+        assert index.store.counts()["documents"] == 1
+    with pytest.raises(IndexMismatchError, match="keeps its graph in"):
+        GraphIndex.open(tmp_path / "e", embedder=minilm, store=schema_url(server, "elsewhere"))
 
 
 def test_cli_and_both_frameworks_take_a_store_url(tmp_path, minilm, server, capsys):

@@ -398,8 +398,9 @@ class GraphIndex:
     def _open_store(self, store: str | None) -> GraphStore:
         """The graph store: the manifest's (a new index records ``store``, never with a
         password), else ``graph.sqlite`` in the index folder. Another store for an
-        existing index is an error."""
-        from hygraph.graph.postgres import is_postgres_url, public_url
+        existing index is an error; the same database and schema reached by another
+        address is how this process reaches it."""
+        from hygraph.graph.postgres import is_postgres_url, public_url, store_identity
 
         if store is not None and not is_postgres_url(store):
             raise ConfigError(
@@ -412,7 +413,13 @@ class GraphIndex:
                 f"index {self.path} keeps its graph in {self.path / 'graph.sqlite'}; "
                 "copy it to the server with `hygraph copy` instead"
             )
-        if store is not None and recorded is not None and public_url(store) != recorded:
+        # Hosts may reach one server by different addresses: the database and the schema
+        # name the index's graph; the URL given is how this process reaches it.
+        if (
+            store is not None
+            and recorded is not None
+            and store_identity(store) != store_identity(recorded)
+        ):
             raise IndexMismatchError(
                 f"index {self.path} keeps its graph in {recorded}, not {public_url(store)}"
             )

@@ -141,6 +141,12 @@ def split_url(url: str) -> tuple[str, str]:
     return urlunsplit(parts._replace(query=rest)), schema
 
 
+def store_identity(url: str) -> tuple[str, str]:
+    """``(database, schema)``: what names one index's graph, whatever address reaches it."""
+    dsn, schema = split_url(url)
+    return urlsplit(dsn).path.lstrip("/"), schema
+
+
 def public_url(url: str) -> str:
     """The store URL without a password (what is written into the index's manifest;
     the password comes from ``PGPASSWORD`` or ``~/.pgpass`` when it is reopened)."""
