@@ -13,7 +13,7 @@ as a plain folder ("folder": SQLite and embedded Qdrant Edge, every process open
 same folder). Each scenario runs each method's questions in every process at the same
 moment (a start barrier), after a warm-up, one query at a time per process, and reports
 per-query latency (p50, p95 over all processes) and the queries per second they
-answered together. ``--netns`` puts the two shared-store processes in two network
+answered together; questions are embedded per query (no query cache). ``--netns`` puts the two shared-store processes in two network
 namespaces (two hosts on one machine, reaching PostgreSQL over veth links).
 
 Numerical libraries get one thread per process (OMP/MKL/OpenBLAS), so two processes
@@ -90,6 +90,9 @@ def worker(args: argparse.Namespace) -> None:
     kwargs = {"store": args.store} if args.store else {}
     out: dict[str, list[float]] = {}
     with GraphIndex.open(args.folder, progress=False, **kwargs) as index:
+        # Each question embedded per query, as `hygraph bench` does: a cache kept from
+        # an earlier scenario (or method) would time a lookup instead.
+        index.embedder.cache_queries = False
         for method in args.methods.split(","):
             for q in questions[:3]:
                 index.retrieve(q, method, top_k=10)
