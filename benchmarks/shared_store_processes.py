@@ -13,8 +13,9 @@ as a plain folder ("folder": SQLite and embedded Qdrant Edge, every process open
 same folder). Each scenario runs each method's questions in every process at the same
 moment (a start barrier), after a warm-up, one query at a time per process, and reports
 per-query latency (p50, p95 over all processes) and the queries per second they
-answered together; questions are embedded per query (no query cache). ``--netns`` puts the two shared-store processes in two network
-namespaces (two hosts on one machine, reaching PostgreSQL over veth links).
+answered together; questions are embedded per query (no query cache). ``--netns``
+puts the two shared-store processes in two network namespaces (two hosts on one
+machine, reaching PostgreSQL over veth links).
 
 Numerical libraries get one thread per process (OMP/MKL/OpenBLAS), so two processes
 on this 2-core machine each have a core: what is left is what they share.
@@ -189,8 +190,8 @@ def main() -> None:
 
         def shared(i: int) -> tuple[list[str], str, str]:
             if hosts:
-                return (["ip", "netns", "exec", hosts[i - 1]], str(work / f"host-{i}"),
-                        f"postgresql://hygraph@{NET}.{i}.1:{PORT}/hygraph?schema=shared")  # fmt: skip
+                there = f"postgresql://hygraph@{NET}.{i}.1:{PORT}/hygraph?schema=shared"
+                return ["ip", "netns", "exec", hosts[i - 1]], str(work / f"host-{i}"), there
             return [], str(work / f"host-{i}"), store
 
         folder = ([], str(work / "folder"), None)
