@@ -480,3 +480,31 @@ def test_saved_option_an_upgrade_removed_is_dropped_with_a_warning(tmp_path, min
     with GraphIndex.open(path) as index, pytest.warns(UserWarning, match="seed_depth_of_old"):
         result = index.query("When was the shipyard founded?", "bm25", top_k=2)
     assert result.chunks == expected
+
+
+def test_documents_are_stored_in_batches_with_the_same_outcome(tmp_path, minilm, monkeypatch):
+    """An insert stores its documents a batch per transaction; a document given twice in
+    one call (the second time changed) is added, then replaced, as one at a time would."""
+    import hygraph.index as index_module
+
+    monkeypatch.setattr(index_module, "INGEST_BATCH", 2)
+    docs = [*DOCS, Document("extra", "Ost Mill stood near Harrowby.", title="Ost Mill")]
+    changed = Document("yard", "Aldercott Shipyard closed in 1988.", title="Aldercott Shipyard")
+    from hygraph.graph.store import GraphStore
+
+    batches: list[list[str]] = []
+    add_documents = GraphStore.add_documents
+
+    def recorded(self, pairs):
+        pairs = list(pairs)
+        batches.append([doc.id for doc, _ in pairs])
+        return add_documents(self, pairs)
+
+    monkeypatch.setattr(GraphStore, "add_documents", recorded)
+    with GraphIndex(tmp_path / "idx", embedder=minilm, progress=False) as index:
+        report = index.insert([*docs, changed], methods=["vanilla"])
+        assert sorted(report.added) == ["extra", "flood", "harbor", "yard"]
+        assert report.replaced == ["yard"]
+        assert index.store.counts()["documents"] == 4
+        assert "1988" in index.store.get_document("yard").text
+    assert batches == [["harbor", "yard"], ["flood", "extra"], ["yard"]]

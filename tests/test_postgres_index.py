@@ -280,6 +280,15 @@ def test_another_host_serves_the_index_from_the_shared_store(tmp_path, minilm, s
     with GraphIndex.open(tmp_path / "host-b", embedder=minilm, qdrant_client=client) as again:
         assert "hybrid-ppr" in again.methods
         assert again.retrieve(QUESTIONS[1], "hybrid-ppr", top_k=1).passages == ["flood"]
+        # Matrices derived from server vectors are kept too, keyed by the store's commit
+        # counter: a later process maps them instead of reading every vector back.
+        kept = {p.name.split(".")[0] for p in (tmp_path / "host-b" / "vector-matrices").iterdir()}
+        assert "facts" in kept
+        before = again.retrieve(QUESTIONS[0], "hybrid-ppr").passages
+    first.insert([Document("mill", "Harrowby also had a mill, Ost Mill, from 1840.")])
+    with GraphIndex.open(tmp_path / "host-b", embedder=minilm, qdrant_client=client) as again:
+        assert again.retrieve(QUESTIONS[0], "hybrid-ppr").passages != [] and before
+        assert "mill" in again.retrieve("When was Ost Mill built?", "hybrid-ppr", top_k=2).passages
     first.close()
 
     embedded = schema_url(server, "embedded")

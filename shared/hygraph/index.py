@@ -46,7 +46,7 @@ from hygraph.errors import ConfigError, HygraphError, IndexMismatchError, InputE
 from hygraph.graph.journal import DeleteJournal
 from hygraph.graph.kinds import NodeKind
 from hygraph.graph.store import DeleteResult, GraphStore, open_store
-from hygraph.ingest.documents import Document
+from hygraph.ingest.documents import Chunk, Document
 from hygraph.layers.base import BASE_LAYERS, Layer, get_layer, layer_order
 from hygraph.locks import WriterLock
 from hygraph.manifest import MANIFEST_NAME, Manifest, path_inside
@@ -71,6 +71,7 @@ DEFAULT_CHUNK_OVERLAP = 100  # the papers' overlap when only chunk_size is given
 log = logging.getLogger("hygraph")
 DEFAULT_CHUNK_MODE = "sentences"  # a new index's chunking (hygraph.ingest.chunker.MODES)
 DEFAULT_BUDGET = 2000
+INGEST_BATCH = 64  # documents stored per transaction by an insert
 #: Present in a new index directory from its creation until its manifest is written.
 CREATING_MARKER = ".hygraph-creating"
 #: Present in the target of ``hygraph copy`` until the copy has finished (hygraph.copy).
@@ -698,6 +699,10 @@ class GraphIndex:
             self.manifest.chunk_size, self.manifest.chunk_overlap, mode=self.manifest.chunk_mode
         )
         seen = 0
+        # Documents are stored a batch per transaction (a commit per document was most of
+        # the ingest time on a PostgreSQL server); a kill loses at most the batch, which
+        # the next run reads again.
+        pending: dict[str, tuple[Document, list[Chunk]]] = {}
         with self.tracker.stage("ingest"):
             bar = progress_bar(
                 docs, total=None, desc="ingesting", enabled=self.progress, unit="doc"
@@ -708,6 +713,9 @@ class GraphIndex:
                 if not doc.text.strip():
                     report.skipped.append((doc.source or doc.id, "empty document"))
                     continue
+                if doc.id in pending or len(pending) >= INGEST_BATCH:
+                    self.store.add_documents(pending.values())
+                    pending.clear()
                 stored = self.store.document_hash(doc.id)
                 if stored == doc.content_hash:
                     report.unchanged.append(doc.id)
@@ -717,7 +725,8 @@ class GraphIndex:
                     report.replaced.append(doc.id)
                 else:
                     report.added.append(doc.id)
-                self.store.add_document(doc, chunker(doc))
+                pending[doc.id] = (doc, chunker(doc))
+            self.store.add_documents(pending.values())
         if sources and not (report.added or report.replaced or report.unchanged):
             shown = ", ".join(str(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
             raise InputError(

@@ -341,11 +341,16 @@ class Resources:
     def vector_stamp(self, collection: str) -> str | None:
         """A token that changes whenever ``collection`` is written, by any process.
 
-        None where the backend keeps none (a Qdrant server): then only the point count
-        tells that the collection changed.
+        The embedded backend keeps one per collection. A Qdrant server keeps none; there
+        the graph store's commit counter stands for it: this index writes its vectors
+        only inside a build or a delete, each of which commits to the store right after
+        (the progress of what was embedded, the delete's journal), so the counter moves
+        with every write and a matrix made in between is replaced at that commit.
         """
         stamp = getattr(self.vectors, "stamp", None)
-        return None if stamp is None else str(stamp(collection))
+        if stamp is not None:
+            return str(stamp(collection))
+        return f"store-{self.store.generation()}"
 
     def unit_matrix(
         self, collection: str, version: Any, ids: Callable[[], Sequence[str]]
@@ -353,8 +358,8 @@ class Resources:
         """The stored vectors of ``ids()``, unit-normalised, as the rows of one float32 matrix.
 
         For scoring a query against a whole collection (:func:`hygraph.operators.ppr.
-        exact_scores`). Ids without a vector are left out. Where the backend keeps a
-        write token (:meth:`vector_stamp`, the embedded one), the matrix is also kept
+        exact_scores`). Ids without a vector are left out. Where there is a write token
+        (:meth:`vector_stamp`), the matrix is also kept
         on disk, in ``vector-matrices/`` under the index folder (deleted with it), under
         a name made of the collection, ``version`` (the graph version ``ids()`` was
         read at) and the token, which is read before the vectors are: a write to the

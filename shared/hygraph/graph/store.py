@@ -269,6 +269,14 @@ class GraphStore(RecordsMixin):
             )
         return True
 
+    def add_documents(self, pairs: Iterable[tuple[Document, Sequence[Chunk]]]) -> int:
+        """Store several documents with their chunks in one transaction; how many were new."""
+        pairs = list(pairs)
+        if not pairs:
+            return 0
+        with self.transaction():
+            return sum(self.add_document(doc, chunks) for doc, chunks in pairs)
+
     def get_document(self, doc_id: str) -> Document | None:
         rows = self._query(
             "SELECT id, title, source, metadata FROM documents WHERE id = ?", (doc_id,)

@@ -38,8 +38,9 @@ on disk beside the index (:meth:`~hygraph.resources.Resources.kept_matrix`). A b
 writes it; an insert that adds less than :data:`REFRESH_SHARE` of the index's chunks
 does not (the solve costs about as much as 20 whole-graph walks per block of columns,
 more than such an insert), and until a later build writes it again queries walk the
-whole graph as before. Where the vectors live on a Qdrant server (no write token to
-key the file by) it is not kept and queries walk the whole graph.
+whole graph as before. Where the vectors live on a Qdrant server, the file is keyed by
+the graph store's commit counter instead of the collection's write token
+(:meth:`~hygraph.resources.Resources.vector_stamp`).
 """
 
 from __future__ import annotations
