@@ -35,14 +35,21 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         "--llm", help="LLM model name on an OpenAI-compatible endpoint (default: $OPENAI_MODEL)"
     )
     p.add_argument("--llm-base-url", help="OpenAI-compatible base URL (default: $OPENAI_BASE_URL)")
+    _add_server_options(
+        p,
+        "a new index keeps it there; an empty --index folder joins the index the store holds",
+    )
+
+
+def _add_server_options(p: argparse.ArgumentParser, store_note: str) -> None:
+    """Where an index's vectors and graph live when not in its folder."""
     p.add_argument("--qdrant-url", help="keep vectors on this Qdrant server instead of embedded")
     p.add_argument("--qdrant-api-key", help="API key for --qdrant-url (default: $QDRANT_API_KEY)")
     p.add_argument(
         "--store",
         metavar="URL",
-        help="the graph on a PostgreSQL server: postgresql://user@host/db?schema=NAME (a new "
-        "index keeps it there; an empty --index folder joins the index the store holds; "
-        "password from $PGPASSWORD or ~/.pgpass)",
+        help="the graph on a PostgreSQL server: postgresql://user@host/db?schema=NAME "
+        f"({store_note}; password from $PGPASSWORD or ~/.pgpass)",
     )
 
 
@@ -226,14 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--index", required=True, help="the index to copy")
     p.add_argument("--to", required=True, help="the new index's folder")
-    p.add_argument(
-        "--store",
-        metavar="URL",
-        help="its graph on this PostgreSQL server "
-        "(postgresql://user@host/db?schema=NAME; default: a SQLite file in --to)",
-    )
-    p.add_argument("--qdrant-url", help="its vectors on this Qdrant server (default: embedded)")
-    p.add_argument("--qdrant-api-key", help="API key for --qdrant-url (default: $QDRANT_API_KEY)")
+    _add_server_options(p, "the copy's; default: a SQLite file in --to")
     p.add_argument("--qdrant-collection", help="its passage collection's name on the server")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print JSON")

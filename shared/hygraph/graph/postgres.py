@@ -29,64 +29,28 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from hygraph.errors import ConfigError, HygraphError
-from hygraph.graph.store import SCHEMA_VERSION, GraphStore
+from hygraph.graph.store import _SCHEMA as _SQLITE_SCHEMA
+from hygraph.graph.store import GraphStore
 
 SCHEMES = ("postgresql", "postgres")
 #: The ``meta`` key holding the index's manifest, so every host serving it reads one.
 SHARED_MANIFEST = "manifest"
 DEFAULT_SCHEMA = "hygraph"
 
-# The SQLite schema's tables, in PostgreSQL's words (see the module docstring).
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS documents (
-    rowid BIGSERIAL UNIQUE,
-    id TEXT PRIMARY KEY, title TEXT, source TEXT, content_hash TEXT NOT NULL,
-    metadata TEXT, n_chunks INTEGER NOT NULL DEFAULT 0, added_at DOUBLE PRECISION
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    rowid BIGSERIAL UNIQUE,
-    id TEXT PRIMARY KEY,
-    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    idx INTEGER NOT NULL, text TEXT NOT NULL, n_tokens INTEGER NOT NULL,
-    start_char INTEGER, end_char INTEGER, start_token INTEGER, end_token INTEGER
-);
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, idx);
-CREATE TABLE IF NOT EXISTS nodes (
-    id TEXT PRIMARY KEY, kind TEXT NOT NULL, name TEXT, text TEXT, data TEXT
-);
-CREATE INDEX IF NOT EXISTS nodes_kind ON nodes(kind);
-CREATE INDEX IF NOT EXISTS nodes_kind_lower_name ON nodes(kind, lower(name));
-CREATE TABLE IF NOT EXISTS node_sources (
-    node_id TEXT NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
-    chunk_id TEXT NOT NULL,
-    PRIMARY KEY (node_id, chunk_id)
-);
-CREATE INDEX IF NOT EXISTS node_sources_chunk ON node_sources(chunk_id);
-CREATE TABLE IF NOT EXISTS edges (
-    src TEXT NOT NULL, dst TEXT NOT NULL, kind TEXT NOT NULL,
-    weight DOUBLE PRECISION NOT NULL DEFAULT 1.0, data TEXT,
-    PRIMARY KEY (src, dst, kind)
-);
-CREATE INDEX IF NOT EXISTS edges_dst_kind ON edges(dst, kind);
-CREATE INDEX IF NOT EXISTS edges_kind_src ON edges(kind, src);
-CREATE TABLE IF NOT EXISTS edge_sources (
-    src TEXT NOT NULL, dst TEXT NOT NULL, kind TEXT NOT NULL, chunk_id TEXT NOT NULL,
-    PRIMARY KEY (src, dst, kind, chunk_id)
-);
-CREATE INDEX IF NOT EXISTS edge_sources_chunk ON edge_sources(chunk_id);
-CREATE TABLE IF NOT EXISTS records (
-    owner TEXT NOT NULL, chunk_id TEXT NOT NULL, data TEXT NOT NULL,
-    PRIMARY KEY (owner, chunk_id)
-);
-CREATE INDEX IF NOT EXISTS records_chunk ON records(chunk_id);
-CREATE TABLE IF NOT EXISTS extractions (
-    chunk_id TEXT PRIMARY KEY, extractor TEXT NOT NULL, data TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS progress (
-    task TEXT NOT NULL, item TEXT NOT NULL, PRIMARY KEY (task, item)
-);
-""".replace("TEXT", 'TEXT COLLATE "C"')
+
+def _schema() -> str:
+    """The SQLite store's schema in PostgreSQL's words (see the module docstring): the
+    order rows were added as a ``rowid`` column, byte-wise text, 8-byte floats, and an
+    index for case-insensitive names."""
+    sql = _SQLITE_SCHEMA.replace(" WITHOUT ROWID", "").replace(" REAL", " DOUBLE PRECISION")
+    for table in ("documents", "chunks"):
+        head = f"CREATE TABLE IF NOT EXISTS {table} ("
+        sql = sql.replace(head, f"{head}\n    rowid BIGSERIAL UNIQUE,")
+    sql += "CREATE INDEX IF NOT EXISTS nodes_kind_lower_name ON nodes(kind, lower(name));\n"
+    return sql.replace("TEXT", 'TEXT COLLATE "C"')
+
+
+_SCHEMA = _schema()
 
 #: Primary keys of the tables SQLite's ``INSERT OR REPLACE`` writes (the conflict target).
 _KEYS = {
@@ -240,14 +204,7 @@ class PostgresGraphStore(GraphStore):
             # One process creates the tables; another starting at the same moment waits.
             raw.execute("SELECT pg_advisory_lock(%s)", (self._writer_key + 1,))
             try:
-                with self.transaction():
-                    for statement in _SCHEMA.split(";"):
-                        if statement.strip():
-                            self._conn.execute(statement)
-                    self._conn.execute(
-                        "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
-                        (str(SCHEMA_VERSION),),
-                    )
+                self._create_tables(_SCHEMA)
             finally:
                 raw.execute("SELECT pg_advisory_unlock(%s)", (self._writer_key + 1,))
 

@@ -161,8 +161,13 @@ class GraphStore(RecordsMixin):
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._create_tables(_SCHEMA)
+
+    def _create_tables(self, schema: str) -> None:
+        """Create what is missing of ``schema`` and record the schema version, in one
+        transaction."""
         with self.transaction():
-            for statement in _SCHEMA.split(";"):
+            for statement in schema.split(";"):
                 if statement.strip():
                     self._conn.execute(statement)
             self._conn.execute(
