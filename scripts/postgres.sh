@@ -15,7 +15,11 @@ if [ "${1:-}" = "--stop" ]; then
   "${AS[@]}" "$BIN/pg_ctl" -D "$2" -m fast stop
   exit 0
 fi
-PORT="${PGPORT_TEST:-54329}"
+PORT="${PGPORT_TEST:-}"
+if [ -z "$PORT" ]; then  # the first free port from 54329
+  PORT=54329
+  while (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; do PORT=$((PORT + 1)); done
+fi
 find_bin() {
   local d
   for d in /usr/lib/postgresql/*/bin; do
