@@ -29,8 +29,9 @@ from typing import Any
 from hygraph.errors import IndexMismatchError
 from hygraph.graph.postgres import SHARED_MANIFEST
 from hygraph.graph.store import GraphStore
-from hygraph.index import COPYING_MARKER, GraphIndex, opening_a_copy
+from hygraph.index import GraphIndex
 from hygraph.manifest import MANIFEST_NAME, Manifest
+from hygraph.placement import COPYING_MARKER, opening_a_copy
 from hygraph.progress import progress_bar
 
 TASK = "copy"  # the target's progress task

@@ -25,7 +25,6 @@ adds nothing.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import dataclasses
 import itertools
 import json
@@ -45,7 +44,7 @@ from hygraph.diskspace import INDEX_BYTES_PER_INPUT_BYTE, check_free, input_byte
 from hygraph.errors import ConfigError, HygraphError, IndexMismatchError, InputError
 from hygraph.graph.journal import DeleteJournal
 from hygraph.graph.kinds import NodeKind
-from hygraph.graph.store import DeleteResult, GraphStore, open_store
+from hygraph.graph.store import DeleteResult
 from hygraph.ingest.documents import Chunk, Document
 from hygraph.layers.base import BASE_LAYERS, Layer, get_layer, layer_order
 from hygraph.locks import WriterLock
@@ -58,6 +57,7 @@ from hygraph.methods.base import (
     saved_options,
 )
 from hygraph.models.base import LLM, Embedder
+from hygraph.placement import check_not_copying, join_shared_index, open_graph_store
 from hygraph.private import private_dir, tighten
 from hygraph.progress import progress_bar
 from hygraph.readonly import vectors_copy, writable
@@ -74,19 +74,6 @@ DEFAULT_BUDGET = 2000
 INGEST_BATCH = 64  # documents stored per transaction by an insert
 #: Present in a new index directory from its creation until its manifest is written.
 CREATING_MARKER = ".hygraph-creating"
-#: Present in the target of ``hygraph copy`` until the copy has finished (hygraph.copy).
-COPYING_MARKER = ".hygraph-copying"
-_COPYING: contextvars.ContextVar[bool] = contextvars.ContextVar("hygraph_copying", default=False)
-
-
-@contextlib.contextmanager
-def opening_a_copy() -> Iterator[None]:
-    """Let the copy itself open its unfinished target (see :mod:`hygraph.copy`)."""
-    token = _COPYING.set(True)
-    try:
-        yield
-    finally:
-        _COPYING.reset(token)
 
 
 @dataclass
@@ -239,14 +226,9 @@ class GraphIndex:
         self._temporary: Path | None = None  # a read-only index's copy of its vectors
         self._writer = WriterLock(self.path)
         manifest_path = self.path / MANIFEST_NAME
-        if (self.path / COPYING_MARKER).exists() and not _COPYING.get():
-            raise IndexMismatchError(
-                f"{self.path} is an unfinished copy of the index in "
-                f"{(self.path / COPYING_MARKER).read_text().strip()}: run the same "
-                "`hygraph copy` again to finish it"
-            )
+        check_not_copying(self.path)
         if store is not None and not manifest_path.exists():
-            self._join_shared_index(store)
+            join_shared_index(self.path, store)
         #: The index folder cannot be written (a read-only mount, another user's copy):
         #: it answers queries and ``info``; inserts and deletes are refused in one line.
         self.read_only = manifest_path.exists() and not writable(self.path)
@@ -290,7 +272,10 @@ class GraphIndex:
             embedder if embedder is not None else self.manifest.embedder
         )
         self.vectors: VectorIndex = self._open_vectors(qdrant_url, qdrant_api_key, qdrant_client)
-        self.store = self._open_store(store)
+        self.store, self.manifest = open_graph_store(
+            self.path, self.manifest, store, read_only=self.read_only
+        )
+        self._writer.shared = self.store if self.manifest.store else None
         self.resources = Resources(
             path=self.path,
             store=self.store,
@@ -395,84 +380,6 @@ class GraphIndex:
             tokenizer=default_tokenizer().name,
             vectors=vectors,
         )
-
-    def _open_store(self, store: str | None) -> GraphStore:
-        """The graph store: the manifest's (a new index records ``store``, never with a
-        password), else ``graph.sqlite`` in the index folder. Another store for an
-        existing index is an error; the same database and schema reached by another
-        address is how this process reaches it."""
-        from hygraph.graph.postgres import is_postgres_url, public_url, store_identity
-
-        if store is not None and not is_postgres_url(store):
-            raise ConfigError(
-                f"store {store!r} is not a postgresql:// URL (leave it out for the index's "
-                "own SQLite file)"
-            )
-        recorded = self.manifest.store
-        if store is not None and recorded is None and (self.path / "graph.sqlite").exists():
-            raise IndexMismatchError(
-                f"index {self.path} keeps its graph in {self.path / 'graph.sqlite'}; "
-                "copy it to the server with `hygraph copy` instead"
-            )
-        # Hosts may reach one server by different addresses: the database and the schema
-        # name the index's graph; the URL given is how this process reaches it.
-        if (
-            store is not None
-            and recorded is not None
-            and store_identity(store) != store_identity(recorded)
-        ):
-            raise IndexMismatchError(
-                f"index {self.path} keeps its graph in {recorded}, not {public_url(store)}"
-            )
-        if store is not None and recorded is None:
-            self.manifest.store = public_url(store)
-        location = store or self.manifest.store or self.path / "graph.sqlite"
-        opened = open_store(location, read_only=self.read_only)
-        if self.manifest.store:
-            self._writer.shared = opened
-            self._share_manifest(opened)
-        return opened
-
-    def _join_shared_index(self, store: str) -> None:
-        """A folder with no index, given a store that holds one (built by another host):
-        take the store's manifest and serve that index from here. Its vectors must be on
-        a Qdrant server: embedded ones stay on the host that built them."""
-        from hygraph.graph.postgres import is_postgres_url, public_url, shared_manifest
-
-        if not is_postgres_url(store):
-            return  # refused with a clear error by _open_store
-        text = shared_manifest(store)
-        if text is None:
-            return
-        manifest = Manifest.from_json(text, self.path, f"the store {public_url(store)}")
-        if manifest.vectors.get("backend") != "server":
-            raise IndexMismatchError(
-                f"the index in {public_url(store)} keeps its vectors embedded on the host "
-                "that built it; copy it to a Qdrant server there (hygraph copy --qdrant-url "
-                "...) to serve it from other hosts"
-            )
-        private_dir(self.path)
-        manifest.save(self.path)
-
-    def _share_manifest(self, store: GraphStore) -> None:
-        """Keep the manifest in the shared store too: take the store's when another host
-        saved a newer one, and write it there on every save from now on."""
-        from hygraph.graph.postgres import SHARED_MANIFEST
-
-        text = store.get_meta(SHARED_MANIFEST)
-        if text is not None:
-            shared = Manifest.from_json(text, self.path, f"the store {store!r}")
-            if shared.updated_at > self.manifest.updated_at:
-                from hygraph.methods.recipes import register_recipes
-
-                self.manifest = shared
-                register_recipes(shared.recipes)
-                if not self.read_only:
-                    shared.save(self.path)
-        if not self.read_only:
-            self.manifest.mirror = lambda text: store.set_meta(SHARED_MANIFEST, text)
-            if text is None:
-                store.set_meta(SHARED_MANIFEST, json.dumps(self.manifest.to_dict()))
 
     def _check_compatible(
         self,
