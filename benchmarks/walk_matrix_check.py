@@ -2,10 +2,11 @@
 
 On an index with ``hybrid-ppr`` built (5,000 passages or more, where the matrix is
 used), writes what queries read (``GraphIndex.insert()`` with nothing new), then asks
-every question with the matrix, without it (the whole-graph power iteration), and with
-it again, and prints the median query time of each pass and how many top-``k`` passage
-lists are identical between the two walks (and how many hold the same passages), with
-the rank moves of the lists that differ.
+every question with the matrix (its clusters probed, as queries do), with the matrix's
+every row multiplied, without it (the whole-graph power iteration, with the exact least
+and greatest cosine), and with it again, and prints the median query time of each pass
+and how many top-``k`` passage lists are identical to the whole-graph walk's (and how
+many hold the same passages), with the rank moves of the lists that differ.
 
     .venv/bin/python benchmarks/walk_matrix_check.py \\
         --index /tmp/w2/musique-syn20000-data-syn20000-524ec12c \\
@@ -49,6 +50,12 @@ def main() -> int:
             return lists, 1000 * statistics.median(times)
 
         matrix, first = run()
+        probe = prior.PROBE
+        prior.PROBE = 1 << 30  # every cluster: the product with every row
+        try:
+            every, every_ms = run()
+        finally:
+            prior.PROBE = probe
         kept = prior.prior_matrix
         prior.prior_matrix = lambda *a, **kw: None  # the whole-graph walk
         try:
@@ -56,10 +63,13 @@ def main() -> int:
         finally:
             prior.prior_matrix = kept
         _, again = run()
-    same = sum(a == b for a, b in zip(matrix, whole, strict=True))
-    sets = sum(set(a) == set(b) for a, b in zip(matrix, whole, strict=True))
-    print(f"p50 with the matrix {first:.1f} / {again:.1f} ms, whole graph {whole_ms:.1f} ms")
-    print(f"top-{args.k} lists identical {same}/{len(questions)}, same passages {sets}")
+    print(f"p50 with the matrix {first:.1f} / {again:.1f} ms, every row {every_ms:.1f} ms, "
+          f"whole graph {whole_ms:.1f} ms")  # fmt: skip
+    for name, lists in (("probed clusters", matrix), ("every row", every)):
+        same = sum(a == b for a, b in zip(lists, whole, strict=True))
+        sets = sum(set(a) == set(b) for a, b in zip(lists, whole, strict=True))
+        print(f"{name}: top-{args.k} lists identical to the whole-graph walk's "
+              f"{same}/{len(questions)}, same passages {sets}")  # fmt: skip
     for a, b in zip(matrix, whole, strict=True):
         if a != b:
             print(

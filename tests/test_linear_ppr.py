@@ -109,7 +109,7 @@ def test_the_walk_with_its_build_time_matrix_equals_the_whole_graph_walk(kg, mon
     files = [p.name for p in (kg.res.path / MATRIX_DIR).iterdir()]
     assert any(name.startswith("walk-prior-d0_7-s1-f2.") for name in files)
     matrix = passage_prior.prior_matrix(kg.res, graph_view(kg.store), walk, **args)
-    assert matrix is not None and len(matrix[0]) == len(kg.chunk)
+    assert matrix is not None and len(matrix.ids) == len(kg.chunk)
     fast = _walk_state(kg, question).chunks
     assert [c for c, _ in fast] == [c for c, _ in whole]
     bound = passage_prior.PUSH_TOLERANCE * walk.graph.degree.max()
@@ -161,3 +161,25 @@ def test_a_build_writes_the_walk_matrix_and_a_small_insert_leaves_it_to_the_next
         index.insert()  # a build with nothing new writes what is missing
         assert len(_walk_files(path)) == 1 and _walk_files(path) != first
         assert index.retrieve(question, top_k=5).chunks == whole
+
+
+def test_rows_are_grouped_so_a_query_reads_the_clusters_nearest_to_it(monkeypatch):
+    """Nine rows in three tight groups: k-means finds the groups, each centre is its
+    rows' mean, and a query probing one cluster reads the group it points at."""
+    monkeypatch.setattr(passage_prior, "PROBE", 1)
+    rng = np.random.default_rng(5)
+    axes = np.eye(4, dtype=np.float32)[:3]
+    rows = np.vstack([axes[i] * (1 + 0.01 * rng.standard_normal(4)) for i in (2, 0, 1) * 3])
+    order, stops, centres = passage_prior._clusters(rows.astype(np.float32))
+    assert sorted(order.tolist()) == list(range(9)) and stops[-1] == 9 and len(stops) == 3
+    bounds = list(zip([0, *stops[:-1]], stops, strict=True))
+    groups = [set(np.argmax(rows[order[a:b]], axis=1).tolist()) for a, b in bounds]
+    assert sorted(groups, key=min) == [{0}, {1}, {2}]  # each cluster one group
+    for (a, b), centre in zip(bounds, centres, strict=True):
+        assert centre == pytest.approx(rows[order[a:b]].mean(axis=0), abs=1e-6)
+    prior = passage_prior.KeptPrior(
+        ids=[str(i) for i in order], rows=rows[order], totals=np.zeros(4), cosine_sum=np.zeros(4),
+        centres=centres, stops=stops, row_at=np.arange(9), at=np.arange(9),
+    )  # fmt: skip
+    read = passage_prior._probed(prior, np.array([0, 1, 0, 0], dtype=np.float32))
+    assert np.argmax(rows[order][read], axis=1).tolist() == [1, 1, 1]

@@ -273,3 +273,33 @@ def test_discard_reaches_the_store_after_the_app_closed_its_client(tmp_path, cap
     with caplog.at_level(logging.WARNING, logger="hygraph"):
         index.discard()
     assert any("mem_chunks" in r.getMessage() for r in caplog.records)
+
+
+def test_edge_builds_its_search_graph_once_a_collection_outgrows_scans(tmp_path):
+    """Past Qdrant's indexing threshold (10 MB of vectors) a build makes the HNSW graph, so
+    searches stop scanning every vector; below it nothing changes and searches stay exact."""
+    from hygraph.vectors.edge import EdgeVectorIndex
+
+    rng = np.random.default_rng(7)
+    big = rng.standard_normal((7_000, 384)).astype(np.float32)  # 10.3 MB of vectors
+    big /= np.linalg.norm(big, axis=1, keepdims=True)
+    index = EdgeVectorIndex(tmp_path / "q")
+    for name, rows in (("big", big), ("small", big[:500])):
+        index.ensure_collection(name, 384)
+        ids = [f"{name}{i}" for i in range(len(rows))]
+        index.upsert(name, ids, rows, [{} for _ in ids])
+    stamp = index.stamp("big")
+    assert index.build_search_index() == ["big"]
+    assert index.build_search_index() == []  # already built: nothing to do
+    assert index.stamp("big") == stamp  # the points did not change: caches stay valid
+    query = rng.standard_normal(384).astype(np.float32)
+    query /= np.linalg.norm(query)
+    exact = big @ query
+    high, low = index.cosine_range("small", query)
+    assert (high, low) == pytest.approx((exact[:500].max(), exact[:500].min()), abs=1e-5)
+    high, low = index.cosine_range("big", query)
+    assert high == pytest.approx(exact.max(), abs=1e-5)
+    assert exact.min() - 1e-5 <= low <= np.sort(exact)[70]  # among the least 1 %
+    # A point that is its own nearest neighbour is found through the graph.
+    assert index.search("big", big[1234], 1)[0].id == "big1234"
+    index.close()

@@ -373,7 +373,8 @@ def cmd_index(args: argparse.Namespace) -> int:
                 f"{x['units']} units; {x['failed_chunks']} failed, "
                 f"{x['malformed_items']} malformed item(s) skipped"
             )
-        print("cost report:")
+        resumed = f" (the whole build: {report.attempts} runs)" if report.attempts > 1 else ""
+        print(f"cost report{resumed}:")
         print(_format_usage(report.usage))
     return 0
 

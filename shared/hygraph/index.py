@@ -63,6 +63,7 @@ from hygraph.progress import progress_bar
 from hygraph.readonly import vectors_copy, writable
 from hygraph.resources import CHUNK_COLLECTION, Resources
 from hygraph.retrieval.evidence import Evidence
+from hygraph.unfinished import UnfinishedBuild
 from hygraph.usage import StageUsage, UsageTracker
 from hygraph.vectors import VectorHit, VectorIndex, open_vector_index
 
@@ -89,6 +90,7 @@ class InsertReport:
     extraction: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     usage: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 1  # runs this build took: a kill or crash cut the earlier ones short
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
@@ -528,8 +530,8 @@ class GraphIndex:
         (:class:`~hygraph.locks.IndexBusyError`), before anything is written.
         """
         self._check_writable()
-        with self._writer.held(), self._private():
-            return self._insert(sources, methods=methods, max_bytes=max_bytes)
+        with self._writer.held(), self._private(), UnfinishedBuild(self.path, self.tracker) as run:
+            return self._insert(sources, methods=methods, max_bytes=max_bytes, run=run)
 
     def delete(self, doc_id: str) -> DeleteResult:
         """Remove a document and everything derived only from it, in every layer."""
@@ -569,8 +571,10 @@ class GraphIndex:
         *,
         methods: Sequence[str] | None = None,
         max_bytes: int = 100_000_000,
+        run: UnfinishedBuild,
     ) -> InsertReport:
-        """The body of :meth:`insert`, under the write lock."""
+        """The body of :meth:`insert`, under the write lock; ``run`` carries the cost of
+        the attempts a kill cut short (see :mod:`hygraph.unfinished`)."""
         from hygraph.ingest import Chunker, iter_documents
         from hygraph.ingest.loaders import clean_document
 
@@ -582,9 +586,8 @@ class GraphIndex:
             if base not in self.manifest.methods and options:
                 self._methods.pop(base, None)
                 self.manifest.methods[base] = get_method(base)(options).config.to_dict()
-        start = time.perf_counter()
-        self.tracker.reset()
-        report = InsertReport()
+        start = time.perf_counter() - run.earlier_seconds
+        report = InsertReport(attempts=run.earlier_attempts + 1)
         sources = list(as_sources(sources))
         if self.manifest.vectors.get("backend") != "server":
             need = min_free_bytes() + INDEX_BYTES_PER_INPUT_BYTE * input_bytes(sources)
@@ -659,6 +662,7 @@ class GraphIndex:
                 {
                     "finished_at": time.time(),
                     "seconds": round(report.seconds, 3),
+                    "attempts": report.attempts,
                     "documents_added": len(report.added),
                     "documents_replaced": len(report.replaced),
                     "chunks_embedded": report.chunks_embedded,
@@ -690,6 +694,12 @@ class GraphIndex:
             self.manifest.save(self.path)
             self._recorded = recorded
         counts = {name: self.layer(name).update(self.resources) for name in layer_order(wanted)}
+        search_index = getattr(self.resources.vectors, "build_search_index", None)
+        if search_index is not None:  # embedded Qdrant: HNSW for the collections that outgrew scans
+            with self.tracker.stage("vector-index"):
+                built = search_index()
+            if not built:
+                self.tracker.discard("vector-index")
         from hygraph.operators.passage_prior import REFRESH_SHARE
         from hygraph.operators.ppr import keep_query_matrices
         from hygraph.operators.recipe import settings

@@ -46,6 +46,7 @@ class UsageTracker:
 
     stages: dict[str, StageUsage] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _open: list[tuple[str, float]] = field(default_factory=list, repr=False)
 
     def _get(self, stage: str | None) -> StageUsage:
         name = stage or _current_stage.get()
@@ -57,13 +58,16 @@ class UsageTracker:
     def stage(self, name: str) -> Iterator[None]:
         """Charge everything inside the block to ``name`` and time it."""
         token = _current_stage.set(name)
-        start = time.perf_counter()
+        opened = (name, time.perf_counter())
+        with self._lock:
+            self._open.append(opened)
         try:
             yield
         finally:
-            elapsed = time.perf_counter() - start
+            elapsed = time.perf_counter() - opened[1]
             _current_stage.reset(token)
             with self._lock:
+                self._open.remove(opened)
                 self._get(name).seconds += elapsed
 
     def record_llm(
@@ -113,6 +117,30 @@ class UsageTracker:
         with self._lock:
             stages = {name: asdict(u) for name, u in self.stages.items()}
         return {"stages": stages, "total": asdict(self.total())}
+
+    def snapshot(self) -> dict:
+        """:meth:`report` as of now, the stages still running counted up to this moment."""
+        now = time.perf_counter()
+        with self._lock:
+            stages = {name: StageUsage(**asdict(u)) for name, u in self.stages.items()}
+            for name, start in self._open:
+                stages.setdefault(name, StageUsage()).seconds += now - start
+        total = StageUsage()
+        for usage in stages.values():
+            total.add(usage)
+        return {"stages": {n: asdict(u) for n, u in stages.items()}, "total": asdict(total)}
+
+    def carry(self, report: dict) -> None:
+        """Add a :meth:`report` of earlier work (a build's unfinished attempts) to the counters."""
+        known = {f.name for f in fields(StageUsage)}
+        with self._lock:
+            for name, values in report.get("stages", {}).items():
+                self._get(name).add(StageUsage(**{k: v for k, v in values.items() if k in known}))
+
+    def discard(self, stage: str) -> None:
+        """Forget ``stage`` (a stage that turned out to have nothing to do)."""
+        with self._lock:
+            self.stages.pop(stage, None)
 
     def reset(self) -> None:
         with self._lock:

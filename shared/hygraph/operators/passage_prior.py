@@ -13,12 +13,18 @@ dimension of the unit chunk vectors and from the all-passages vector, and keeps 
 passages' rows of the result: a matrix ``[G | g]`` with a row per chunk (``G`` n × dim,
 ``g`` n × 1) and a last row of column totals over every node. A query then needs
 
-* the dense part: ``w / span · (G q̂ - low · g)``, one product with the matrix, exact up
-  to float32 rounding. ``low`` and ``span`` come from two exact searches of the chunk
-  collection (the question and its negation), which reads the vectors the loaded shard
-  already holds, so a query maps this matrix instead of the chunks' own (38 MB at
-  25,000 chunks); the matrix's last row, the sum of the unit chunk vectors, gives the
-  sum of all cosines;
+* the dense part: ``w / span · (G q̂ - low · g)``. ``low`` and ``span`` come from two
+  searches of the chunk collection (the question and its negation; see
+  :meth:`~hygraph.vectors.edge.EdgeVectorIndex.cosine_range`). The matrix's rows are
+  kept grouped in about √n clusters (k-means over the rows made unit length by one
+  more coordinate, so that the largest product with the query is the nearest row:
+  Bachrach et al., RecSys 2014), and a query multiplies only the rows of the
+  :data:`PROBE` clusters whose centres score best, plus those of the passages the
+  sparse part reaches: about ``PROBE · √n`` rows instead of ``n``, and only those pages
+  of the mapped file are read. A passage in a cluster not probed and not reached keeps
+  no score; ``benchmarks/walk_matrix_check.py`` compares the rankings with the
+  product over every row and with the whole-graph walk. The matrix's totals row and
+  the sum of the unit chunk vectors give the walk's whole mass exactly;
 * the sparse part (seeds and first-stage passages): a local push
   (:func:`~hygraph.graph.algorithms.linear_ppr.push_ppr`) whose threshold is
   :data:`PUSH_TOLERANCE` of the whole restart mass, so that each passage's score is
@@ -26,8 +32,8 @@ passages' rows of the result: a matrix ``[G | g]`` with a row per chunk (``G`` n
   the walk's mass), whatever the corpus size;
 
 and the scores are the sum over the total mass, as the whole-graph iteration gives
-them. Two passages change places only where their exact scores differ by less than
-that bound.
+them. Two scored passages change places only where their exact scores differ by less
+than that bound.
 
 On a small corpus the whole-graph walk is cheaper than the push (the seeds hold more of
 the restart mass, and the graph is small): below :data:`MIN_CHUNKS` passages queries walk
@@ -45,6 +51,7 @@ the graph store's commit counter instead of the collection's write token
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -68,8 +75,28 @@ MIN_CHUNKS = 5_000
 #: chunk vectors (the sum of every passage's cosine is that row times the query).
 TOTALS = "\x00totals"
 COSINE_SUM = "\x00cosine-sum"
+#: The build stage charged with the solve.
+SOLVE_STAGE = "walk-matrix"
+#: Clusters whose rows a query multiplies (of about √n; all of them when there are fewer).
+PROBE = 16
+#: Each cluster's row after the others: its id, then the row where the cluster ends.
+CLUSTER = "\x00cluster:"
 #: Part of the kept matrix's key: a new layout never reads an old file.
-LAYOUT = 2
+LAYOUT = 3
+
+
+@dataclass(frozen=True)
+class KeptPrior:
+    """The kept walk of the dense restart, grouped by cluster (see the module docstring)."""
+
+    ids: list[str]  # the chunks, one per row of ``rows``, cluster after cluster
+    rows: np.ndarray  # [G | g]: n × (dim + 1)
+    totals: np.ndarray  # column totals over every node of the walk
+    cosine_sum: np.ndarray  # the sum of the unit chunk vectors, then their count
+    centres: np.ndarray  # a row per cluster, in the rows' scale
+    stops: np.ndarray  # the row where each cluster ends
+    row_at: np.ndarray  # walk position -> row (-1: not a kept chunk)
+    at: np.ndarray  # row -> walk position
 
 
 def _name(damping: float, synonyms: bool, pair_factor: float) -> str:
@@ -90,10 +117,11 @@ def prior_matrix(
     synonyms: bool,
     pair_factor: float,
     make: bool = False,
-) -> tuple[list[str], np.ndarray] | None:
-    """The kept ``(chunk ids, [G | g])`` for this graph and these settings: a row per
-    chunk, then a row of column totals over every node of the walk, then the sum of the
-    unit chunk vectors (and their count).
+) -> KeptPrior | None:
+    """The kept walk of the dense restart for this graph and these settings: a row of
+    ``[G | g]`` per chunk, grouped by cluster, the row of column totals over every node
+    of the walk, the sum of the unit chunk vectors (and their count), and a centre per
+    cluster.
 
     None when none was written for the current graph and chunk vectors (and ``make``
     is false), where nothing can be kept, or below :data:`MIN_CHUNKS` passages. With
@@ -109,14 +137,34 @@ def prior_matrix(
         return held  # type: ignore[no-any-return]
 
     def solve() -> tuple[list[str], np.ndarray]:
-        return _solve(res, view, walk, damping)
+        with res.tracker.stage(SOLVE_STAGE):  # its own line in the build's cost report
+            return _solve(res, view, walk, damping)
 
     kept = res.kept_matrix(name, key, solve if make else None)
-    if kept is None or kept[0][-2:] != [TOTALS, COSINE_SUM]:
-        return None
-    found = (kept[0][:-2], kept[1])  # the chunks' ids; the matrix keeps its last two rows
-    view.keep(memo, key, found)
+    found = None if kept is None else _unpack(*kept, walk)
+    if found is not None:
+        view.keep(memo, key, found)
     return found
+
+
+def _unpack(ids: list[str], matrix: np.ndarray, walk: PassageWalk) -> KeptPrior | None:
+    """The parts of a kept matrix (None when it is not in this layout)."""
+    try:
+        n = ids.index(TOTALS)
+    except ValueError:
+        return None
+    clusters = ids[n + 2 :]
+    if ids[n + 1] != COSINE_SUM or not all(c.startswith(CLUSTER) for c in clusters):
+        return None
+    at = walk.positions_of(ids[:n])
+    row_at = np.full(len(walk.graph.ids), -1, dtype=np.int64)
+    row_at[at[at >= 0]] = np.flatnonzero(at >= 0)
+    return KeptPrior(
+        ids=ids[:n], rows=matrix[:n], totals=np.asarray(matrix[n]),
+        cosine_sum=np.asarray(matrix[n + 1]), centres=np.asarray(matrix[n + 2 :]),
+        stops=np.array([int(c[len(CLUSTER):]) for c in clusters], dtype=np.int64),
+        row_at=row_at, at=at,
+    )  # fmt: skip
 
 
 def _solve(
@@ -148,12 +196,43 @@ def _solve(
         solved = linear_ppr_block(walk.graph.adjacency, rhs, damping=damping)
         out[:-2, start:stop] = solved[at]
         out[-2, start:stop] = solved.sum(axis=0)
-    return [*ids, TOTALS, COSINE_SUM], out
+    order, stops, centres = _clusters(out[:-2])
+    ids = [ids[i] for i in order]
+    ends = [f"{CLUSTER}{stop}" for stop in stops]
+    return [*ids, TOTALS, COSINE_SUM, *ends], np.vstack([out[:-2][order], out[-2:], centres])
+
+
+def _clusters(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows grouped in about √n clusters: ``(row order, each cluster's end, centres)``.
+
+    Each row gets one more coordinate, ``√(M² - |r|²)`` with ``M`` the largest norm, so
+    every row has length ``M`` and the best product with a query (whose extra
+    coordinate is 0) is the nearest row; k-means (scipy) then groups near rows. The
+    centres are kept without that coordinate, which a query never weighs.
+    """
+    from scipy.cluster.vq import kmeans2
+
+    n = len(rows)
+    k = int(round(np.sqrt(n)))
+    if k <= PROBE:  # a query probes them all: one cluster
+        return np.arange(n), np.array([n]), rows.mean(axis=0, keepdims=True, dtype=np.float64)
+    norms = np.linalg.norm(rows, axis=1).astype(np.float64)
+    longest = float(norms.max()) or 1.0
+    lifted = np.column_stack(
+        [rows / longest, np.sqrt(np.maximum(0.0, 1.0 - (norms / longest) ** 2))]
+    )
+    _, labels = kmeans2(lifted, k, iter=10, minit="++", seed=0)
+    order = np.argsort(labels, kind="stable")
+    stops = np.cumsum(np.bincount(labels, minlength=k))
+    sums = np.zeros((k, rows.shape[1]), dtype=np.float64)
+    np.add.at(sums, labels, rows)
+    centres = sums / np.maximum(1, np.bincount(labels, minlength=k))[:, None]
+    return order, stops, centres
 
 
 def walk_scores(
     walk: PassageWalk,
-    prior: tuple[list[str], np.ndarray],
+    prior: KeptPrior,
     query: np.ndarray,
     sparse_restart: np.ndarray,
     *,
@@ -163,24 +242,21 @@ def walk_scores(
     high: float,
 ) -> np.ndarray:
     """Each walk position's share of the walk's mass (passages; entities 0), as the whole
-    walk from ``sparse_restart`` plus the dense passage restart gives it (see above).
+    walk from ``sparse_restart`` plus the dense passage restart gives it (see above),
+    for the passages of the probed clusters and those the sparse part reaches (the
+    others: 0).
 
     ``low`` and ``high``: the least and the greatest cosine of the question to a passage
     (``high > low``).
     """
     from hygraph.graph.algorithms.linear_ppr import push_ppr
 
-    ids, matrix = prior
-    rows = len(ids)
     q = np.asarray(query, dtype=np.float32).ravel()
     norm = float(np.sqrt(q @ q))
     unit = np.append(q / norm if norm > 0 else q, np.float32(-low)).astype(np.float32)
-    # einsum, not ``@``: BLAS threads left spinning slow the next query (see exact_scores).
-    projected = np.einsum("ij,j->i", matrix, unit).astype(np.float64)
     scale = passage_weight / (high - low)
-    dense = scale * projected[:rows]
-    dense_total = scale * float(projected[rows])
-    dense_mass = scale * float(projected[rows + 1])  # Σ (cosine - low): the dense restart
+    dense_total = scale * float(prior.totals @ unit)
+    dense_mass = scale * float(prior.cosine_sum @ unit)  # Σ (cosine - low): the dense restart
     restart_mass = float(sparse_restart.sum()) + dense_mass
     estimate, residual = push_ppr(
         walk.graph.adjacency, walk.graph.degree, sparse_restart, damping=damping,
@@ -188,5 +264,20 @@ def walk_scores(
     )  # fmt: skip
     total = dense_total + float(estimate.sum()) + float(residual.sum())
     scores = np.where(walk.is_chunk, estimate, 0.0)
-    scores[walk.positions_of(ids)] += dense
+    rows = _probed(prior, unit)
+    reached = prior.row_at[np.flatnonzero(scores)]
+    rows = np.union1d(rows, reached[reached >= 0])
+    # einsum, not ``@``: BLAS threads left spinning slow the next query (see exact_scores).
+    dense = scale * np.einsum("ij,j->i", prior.rows[rows], unit).astype(np.float64)
+    scores[prior.at[rows]] += dense
     return scores / total if total > 0 else scores
+
+
+def _probed(prior: KeptPrior, unit: np.ndarray) -> np.ndarray:
+    """The rows of the :data:`PROBE` clusters whose centres score best with ``unit``."""
+    k = len(prior.stops)
+    if k <= PROBE:
+        return np.arange(len(prior.ids))
+    best = np.argpartition(-np.einsum("ij,j->i", prior.centres, unit), PROBE - 1)[:PROBE]
+    starts = np.concatenate([[0], prior.stops[:-1]])
+    return np.concatenate([np.arange(starts[c], prior.stops[c]) for c in np.sort(best)])
