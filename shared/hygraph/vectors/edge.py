@@ -561,9 +561,10 @@ class EdgeVectorIndex:
         with self._use(name) as shard:
             return int(shard.count(CountRequest(exact=True)))
 
-    def build_search_index(self) -> list[str]:
-        """Build Qdrant's HNSW graph for each collection whose vectors outgrew Qdrant's
-        indexing threshold (10 MB of vectors by default, about 6,500 of 384 dimensions).
+    def build_search_index(self, names: Sequence[str]) -> list[str]:
+        """Build Qdrant's HNSW graph for each collection of ``names`` whose vectors outgrew
+        Qdrant's indexing threshold (10 MB of vectors by default, about 6,500 of 384
+        dimensions).
 
         Qdrant Edge runs its optimizers only when asked, so without this every search of
         a large collection is a full scan, growing with the corpus. Below the threshold
@@ -571,7 +572,9 @@ class EdgeVectorIndex:
         segments changed.
         """
         built = []
-        for name in self.collection_names():
+        for name in names:
+            if not self.has_collection(name):
+                continue
             with self._use(name, write=True) as shard:
                 info = shard.info()
                 if info.indexed_vectors_count < info.points_count and shard.optimize():
