@@ -51,6 +51,7 @@ the graph store's commit counter instead of the collection's write token
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +76,9 @@ MIN_CHUNKS = 5_000
 #: chunk vectors (the sum of every passage's cosine is that row times the query).
 TOTALS = "\x00totals"
 COSINE_SUM = "\x00cosine-sum"
+#: Rows a cluster's centre is learned from at most, and rows given their centre at once.
+TRAIN_PER_CLUSTER = 64
+ASSIGN_BLOCK = 65_536
 #: The build stage charged with the solve.
 SOLVE_STAGE = "walk-matrix"
 #: Clusters whose rows a query multiplies (of about √n; all of them when there are fewer).
@@ -207,8 +211,11 @@ def _clusters(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     Each row gets one more coordinate, ``√(M² - |r|²)`` with ``M`` the largest norm, so
     every row has length ``M`` and the best product with a query (whose extra
-    coordinate is 0) is the nearest row; k-means (scipy) then groups near rows. The
-    centres are kept without that coordinate, which a query never weighs.
+    coordinate is 0) is the nearest row; k-means (scipy) then groups near rows. It
+    learns the centres from at most :data:`TRAIN_PER_CLUSTER` rows a cluster (a sample,
+    as FAISS does) and then gives every row its nearest centre in blocks, so the cost
+    stays a few matrix products at any size. The centres are kept without the extra
+    coordinate, which a query never weighs.
     """
     from scipy.cluster.vq import kmeans2
 
@@ -221,7 +228,18 @@ def _clusters(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     lifted = np.column_stack(
         [rows / longest, np.sqrt(np.maximum(0.0, 1.0 - (norms / longest) ** 2))]
     )
-    _, labels = kmeans2(lifted, k, iter=10, minit="++", seed=0)
+    sample = lifted
+    if n > TRAIN_PER_CLUSTER * k:
+        sample = lifted[np.random.default_rng(0).choice(n, TRAIN_PER_CLUSTER * k, replace=False)]
+    with warnings.catch_warnings():  # a cluster left empty holds no rows: harmless
+        warnings.simplefilter("ignore", UserWarning)
+        learned, _ = kmeans2(sample, k, iter=10, minit="points", seed=0)
+    # Nearest centre: the largest x·c - |c|²/2 (every lifted row has length 1).
+    half = 0.5 * np.einsum("ij,ij->i", learned, learned)
+    labels = np.concatenate([
+        np.argmax(lifted[i : i + ASSIGN_BLOCK] @ learned.T - half, axis=1)
+        for i in range(0, n, ASSIGN_BLOCK)
+    ])  # fmt: skip
     order = np.argsort(labels, kind="stable")
     stops = np.cumsum(np.bincount(labels, minlength=k))
     sums = np.zeros((k, rows.shape[1]), dtype=np.float64)
