@@ -247,3 +247,27 @@ def test_demo_runs_the_recommended_method_first(capsys):
     recall = out["recall@3"]
     assert list(recall)[0] == "hybrid-ppr"
     assert recall["hybrid-ppr"] >= recall["vanilla"]
+
+
+def test_many_facts_are_searched_and_link_as_when_scored(default_index, minilm, monkeypatch):
+    """Past SEARCH_FACTS_FROM facts a query searches the facts collection (Qdrant's HNSW on
+    a large one) instead of scoring every fact; on a collection Qdrant still scans, the
+    search is exact, so the linked facts, their weights and the ranking are the same."""
+    import hygraph.layers.fact_vectors as fact_vectors
+    from hygraph.operators.registry import get_operator
+
+    def linked(index: GraphIndex) -> list[tuple[str, float, float]]:
+        state = State(QUESTION, top_k=5)
+        get_operator("relationship.fact_link").fn(index.resources, state, k=5)
+        return [(r.id, round(r.value, 5), round(r.cosine, 5))
+                for r in state.relationships]  # fmt: skip
+
+    with GraphIndex(default_index, embedder=minilm, progress=False) as index:
+        scored, scored_facts = index.retrieve(QUESTION, "hybrid-ppr", top_k=5), linked(index)
+        assert fact_vectors.FACT_COLLECTION not in index.resources.searched_collections()
+        monkeypatch.setattr(fact_vectors, "SEARCH_FACTS_FROM", 1)
+    with GraphIndex(default_index, embedder=minilm, progress=False) as index:
+        searched, searched_facts = index.retrieve(QUESTION, "hybrid-ppr", top_k=5), linked(index)
+        assert fact_vectors.FACT_COLLECTION in index.resources.searched_collections()
+    assert searched.chunks == scored.chunks
+    assert searched_facts == scored_facts and len(scored_facts) == 5

@@ -694,12 +694,12 @@ class GraphIndex:
             self.manifest.save(self.path)
             self._recorded = recorded
         counts = {name: self.layer(name).update(self.resources) for name in layer_order(wanted)}
-        # Embedded Qdrant: an HNSW graph for the passages once a scan would be slow (every
-        # method searches them; the other collections are read whole or are smaller).
+        # Embedded Qdrant: HNSW graphs for the collections queries search, once a scan
+        # would be slow (a Qdrant server makes its own).
         search_index = getattr(self.resources.vectors, "build_search_index", None)
         if search_index is not None:
             with self.tracker.stage("vector-index"):
-                built = search_index([CHUNK_COLLECTION])
+                built = search_index(self.resources.searched_collections())
             if not built:
                 self.tracker.discard("vector-index")
         from hygraph.operators.passage_prior import REFRESH_SHARE

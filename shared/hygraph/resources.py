@@ -330,13 +330,27 @@ class Resources:
             return [], np.zeros((0, 0), dtype=np.float32)
         return self.vectors.vector_matrix(collection, list(ids), release=release)
 
+    def searched_collections(self) -> list[str]:
+        """The collections queries search through Qdrant rather than read whole: the
+        passages, and the facts once there are :data:`SEARCH_FACTS_FROM` of them."""
+        from hygraph.layers.fact_vectors import FACT_COLLECTION, SEARCH_FACTS_FROM
+
+        facts = self.vectors.count(FACT_COLLECTION) >= SEARCH_FACTS_FROM
+        return [CHUNK_COLLECTION, *([FACT_COLLECTION] if facts else [])]
+
     def cosine_range(self, collection: str, vector: np.ndarray) -> tuple[float, float] | None:
-        """The greatest and least cosine of ``vector`` to ``collection``'s points, searched
-        exactly by the backend; None where it cannot (or the collection is empty)."""
-        search = getattr(self.vectors, "cosine_range", None)
-        if search is None or not self.vectors.has_collection(collection):
+        """The greatest and the least cosine of ``vector`` to ``collection``'s points, by two
+        searches, with ``vector`` and with its negation; None when the collection is
+        empty. Exact while the collection is small enough for Qdrant to scan it (below
+        its indexing threshold); past it, as near as its HNSW graph finds (a least cosine
+        a little above the true one at worst), so the cost stays logarithmic."""
+        if not self.vectors.has_collection(collection):
             return None
-        return search(collection, vector)  # type: ignore[no-any-return]
+        v = np.asarray(vector, dtype=np.float32)
+        best, worst = (self.vectors.search(collection, sign * v, 1) for sign in (1.0, -1.0))
+        if not best or not worst:
+            return None
+        return best[0].score, -worst[0].score
 
     def vector_stamp(self, collection: str) -> str | None:
         """A token that changes whenever ``collection`` is written, by any process.

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
 FACT_COLLECTION = "facts"
 TEXTS_TASK = "fact-vectors:texts"
+#: Facts from which a query searches the collection instead of scoring every fact (their
+#: unit vectors would be 300 MB a host to read per query) and a build makes its HNSW graph.
+SEARCH_FACTS_FROM = 200_000
 
 
 def fact_text(src_name: str, label: str, dst_name: str) -> str:

@@ -15,7 +15,7 @@ passages' rows of the result: a matrix ``[G | g]`` with a row per chunk (``G`` n
 
 * the dense part: ``w / span · (G q̂ - low · g)``. ``low`` and ``span`` come from two
   searches of the chunk collection (the question and its negation; see
-  :meth:`~hygraph.vectors.edge.EdgeVectorIndex.cosine_range`). The matrix's rows are
+  :meth:`~hygraph.resources.Resources.cosine_range`). The matrix's rows are
   kept grouped in about √n clusters (k-means over the rows made unit length by one
   more coordinate, so that the largest product with the query is the nearest row:
   Bachrach et al., RecSys 2014), and a query multiplies only the rows of the

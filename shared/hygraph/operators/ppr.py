@@ -346,11 +346,27 @@ def fact_link(res: Resources, state: State, *, k: int = 5) -> None:
 
     Facts are the ``fact-vectors`` layer's relation edges, each embedded as its triple
     alone. Each ``Scored`` keeps the normalised score as ``value`` and the cosine as
-    ``cosine`` (HippoRAG 2's query-to-fact linking).
+    ``cosine`` (HippoRAG 2's query-to-fact linking). Every fact is scored, as HippoRAG 2
+    does, up to :data:`~hygraph.layers.fact_vectors.SEARCH_FACTS_FROM` facts; from there
+    the collection is searched (Qdrant's HNSW, which a build makes for it) and the least
+    and greatest cosine come from :meth:`~hygraph.resources.Resources.cosine_range`.
     """
-    from hygraph.layers.fact_vectors import FACT_COLLECTION
+    from hygraph.layers.fact_vectors import FACT_COLLECTION, SEARCH_FACTS_FROM
 
-    ids, scores = exact_scores(res, state, FACT_COLLECTION, state.query_vector(res))
+    query = state.query_vector(res)
+    view = state.view(res)
+    many = view.memo(("fact-count",), lambda: res.vectors.count(FACT_COLLECTION))
+    if many >= SEARCH_FACTS_FROM:  # too many to score each: Qdrant's search (HNSW)
+        extremes = res.cosine_range(FACT_COLLECTION, query)
+        hits = res.vectors.search(FACT_COLLECTION, query, k) if extremes else []
+        high, low = extremes or (0.0, 0.0)
+        state.relationships = [
+            _relationship(h.id, (h.score - low) / (high - low) if high > low else 1.0,
+                          cosine=h.score)
+            for h in hits
+        ]  # fmt: skip
+        return
+    ids, scores = exact_scores(res, state, FACT_COLLECTION, query)
     if not ids:
         state.relationships = []
         return

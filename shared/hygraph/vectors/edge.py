@@ -453,28 +453,6 @@ class EdgeVectorIndex:
             hits = shard.query(request)
         return [VectorHit(h.payload["id"], float(h.score), dict(h.payload)) for h in hits]
 
-    def cosine_range(self, name: str, vector: np.ndarray) -> tuple[float, float] | None:
-        """The greatest and the least cosine of ``vector`` to any point of ``name``, by two
-        searches, with ``vector`` and with its negation; None when the collection is
-        empty. Exact (a scan of the vectors the loaded shard holds) while the collection
-        is below Qdrant's indexing threshold; past it, where :meth:`build_search_index`
-        made its HNSW graph, as near as that graph finds (a least cosine a little above
-        the true one at worst), so the cost no longer grows with the collection."""
-        from qdrant_edge import Query, QueryRequest
-
-        found = []
-        for sign in (1.0, -1.0):
-            request = QueryRequest(
-                limit=1, query=Query.Nearest(as_vector_list(sign * np.asarray(vector))),
-                with_payload=False, with_vector=False,
-            )  # fmt: skip
-            with self._use(name) as shard:
-                hits = shard.query(request)
-            if not hits:
-                return None
-            found.append(sign * float(hits[0].score))
-        return found[0], found[1]
-
     def delete(self, name: str, ids: Sequence[str]) -> None:
         if not ids or not self.has_collection(name):
             return
