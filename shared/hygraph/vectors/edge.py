@@ -49,6 +49,7 @@ import numpy as np
 from hygraph.errors import HygraphError
 from hygraph.vectors.base import (
     INDEXED_FIELDS,
+    SEARCH_PAYLOAD,
     VectorHit,
     Where,
     as_vector_list,
@@ -446,7 +447,7 @@ class EdgeVectorIndex:
             limit=max(1, int(k)),
             query=Query.Nearest(as_vector_list(vector)),
             filter=_filter(where),
-            with_payload=True,
+            with_payload=SEARCH_PAYLOAD,
             with_vector=False,
         )
         with self._use(name) as shard:

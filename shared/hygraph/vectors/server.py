@@ -35,6 +35,7 @@ from hygraph.errors import IndexMismatchError
 from hygraph.secrets import register_secret
 from hygraph.vectors.base import (
     INDEXED_FIELDS,
+    SEARCH_PAYLOAD,
     VectorHit,
     Where,
     as_vector_list,
@@ -228,7 +229,7 @@ class ServerVectorIndex:
             using=using or None,
             limit=max(1, int(k)),
             query_filter=self._filter(name, where),
-            with_payload=True,
+            with_payload=SEARCH_PAYLOAD,
         )
         return [
             VectorHit(p.payload["id"], float(p.score), dict(p.payload)) for p in response.points
