@@ -183,3 +183,27 @@ def test_rows_are_grouped_so_a_query_reads_the_clusters_nearest_to_it(monkeypatc
     )  # fmt: skip
     read = passage_prior._probed(prior, np.array([0, 1, 0, 0], dtype=np.float32))
     assert np.argmax(rows[order][read], axis=1).tolist() == [1, 1, 1]
+
+
+def test_vectors_on_a_qdrant_server_use_the_walk_matrix_too(tmp_path, minilm, monkeypatch):
+    """The least and greatest cosine come from the backend's search, so an index whose
+    vectors are on a Qdrant server (qdrant-client's local mode stands for one) walks with
+    its build-time matrix, keyed by the store's commit counter, and ranks as the
+    whole-graph walk does."""
+    from qdrant_client import QdrantClient
+
+    monkeypatch.setattr(passage_prior, "MIN_CHUNKS", 0)
+    question = "Who commanded the research vessel built by the shipyard Josiah Aldercott founded?"
+    client = QdrantClient(":memory:")
+    with GraphIndex(tmp_path / "index", embedder=minilm, progress=False,
+                    qdrant_client=client) as index:  # fmt: skip
+        index.insert(_docs(*HARBOUR_DOCS))
+        assert len(_walk_files(tmp_path / "index")) == 1
+        used = []
+        walk = passage_prior.walk_scores
+        monkeypatch.setattr(passage_prior, "walk_scores",
+                            lambda *a, **kw: used.append(1) or walk(*a, **kw))  # fmt: skip
+        fast = index.retrieve(question, top_k=5).chunks
+        assert used  # the matrix, not the whole graph
+        monkeypatch.setattr(passage_prior, "prior_matrix", lambda *a, **kw: None)
+        assert index.retrieve(question, top_k=5).chunks == fast
