@@ -694,14 +694,7 @@ class GraphIndex:
             self.manifest.save(self.path)
             self._recorded = recorded
         counts = {name: self.layer(name).update(self.resources) for name in layer_order(wanted)}
-        # Embedded Qdrant: HNSW graphs for the collections queries search, once a scan
-        # would be slow (a Qdrant server makes its own).
-        search_index = getattr(self.resources.vectors, "build_search_index", None)
-        if search_index is not None:
-            with self.tracker.stage("vector-index"):
-                built = search_index(self.resources.searched_collections())
-            if not built:
-                self.tracker.discard("vector-index")
+        self.resources.build_search_index()
         from hygraph.operators.passage_prior import REFRESH_SHARE
         from hygraph.operators.ppr import keep_query_matrices
         from hygraph.operators.recipe import settings

@@ -330,6 +330,18 @@ class Resources:
             return [], np.zeros((0, 0), dtype=np.float32)
         return self.vectors.vector_matrix(collection, list(ids), release=release)
 
+    def build_search_index(self) -> None:
+        """At the end of a build, with embedded Qdrant: the HNSW graphs of the collections
+        queries search, once a scan would be slow (a Qdrant server makes its own). Timed as
+        the ``vector-index`` stage when there was something to build."""
+        build = getattr(self.vectors, "build_search_index", None)
+        if build is None:
+            return
+        with self.tracker.stage("vector-index"):
+            built = build(self.searched_collections())
+        if not built:
+            self.tracker.discard("vector-index")
+
     def searched_collections(self) -> list[str]:
         """The collections queries search through Qdrant rather than read whole: the
         passages, and the facts once there are :data:`SEARCH_FACTS_FROM` of them."""
