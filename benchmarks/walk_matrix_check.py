@@ -1,12 +1,13 @@
 """The passage walk with its build-time matrix against the whole-graph walk, in one process.
 
 On an index with ``hybrid-ppr`` built (5,000 passages or more, where the matrix is
-used), writes what queries read (``GraphIndex.insert()`` with nothing new), then asks
-every question with the matrix (its clusters probed, as queries do), with the matrix's
-every row multiplied, without it (the whole-graph power iteration, with the exact least
-and greatest cosine), and with it again, and prints the median query time of each pass
-and how many top-``k`` passage lists are identical to the whole-graph walk's (and how
-many hold the same passages), with the rank moves of the lists that differ.
+used; ``--min-chunks 0`` for a smaller one), writes what queries read
+(``GraphIndex.insert()`` with nothing new), then asks every question with the matrix (its
+clusters probed, as queries do), with the matrix's every row multiplied, without it (the
+whole-graph power iteration, with the exact least and greatest cosine), and with it
+again, and prints the median query time of each pass and how many top-``k`` passage
+lists are identical to the whole-graph walk's (and how many hold the same passages), with
+the rank moves of the lists that differ.
 
     .venv/bin/python benchmarks/walk_matrix_check.py \\
         --index /tmp/w2/musique-syn20000-data-syn20000-524ec12c \\
@@ -30,10 +31,16 @@ def main() -> int:
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--questions", type=Path, required=True, help="JSONL with 'question'")
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--min-chunks", type=int, default=None,
+                        help="use the matrix from this many passages (default: the "
+                             "index's own rule, 5,000), e.g. 0 to check it on MuSiQue")  # fmt: skip
     args = parser.parse_args()
 
     import hygraph.operators.passage_prior as prior
     from hygraph import GraphIndex
+
+    if args.min_chunks is not None:
+        prior.MIN_CHUNKS = args.min_chunks
 
     questions = [json.loads(line)["question"] for line in args.questions.open()]
     with GraphIndex.open(args.index, progress=False) as index:
