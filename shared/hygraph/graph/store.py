@@ -700,6 +700,10 @@ class GraphStore(RecordsMixin):
             )
         ]
 
+    def edge_count(self, kind: str) -> int:
+        """How many edges of ``kind`` the graph holds."""
+        return int(self._query("SELECT COUNT(*) FROM edges WHERE kind = ?", (kind,))[0][0])
+
     def edge_rows(self, kinds: Sequence[str]) -> list[tuple[str, str, float]]:
         """``(src, dst, weight)`` of every edge of the given kinds (no payloads: fast)."""
         kinds = list(kinds)

@@ -203,7 +203,8 @@ def _solve(
     order, stops, centres = _clusters(out[:-2])
     ids = [ids[i] for i in order]
     ends = [f"{CLUSTER}{stop}" for stop in stops]
-    return [*ids, TOTALS, COSINE_SUM, *ends], np.vstack([out[:-2][order], out[-2:], centres])
+    rows = np.vstack([out[:-2][order], out[-2:], centres.astype(np.float32)])
+    return [*ids, TOTALS, COSINE_SUM, *ends], rows
 
 
 def _clusters(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

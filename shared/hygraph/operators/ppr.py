@@ -355,7 +355,9 @@ def fact_link(res: Resources, state: State, *, k: int = 5) -> None:
 
     query = state.query_vector(res)
     view = state.view(res)
-    many = view.memo(("fact-count",), lambda: res.vectors.count(FACT_COLLECTION))
+    # One fact vector per relation edge; counted in the store, so that a query process
+    # does not load the fact collection's shard only to count it.
+    many = view.memo(("fact-count",), lambda: view.store.edge_count(EdgeKind.RELATION))
     if many >= SEARCH_FACTS_FROM:  # too many to score each: Qdrant's search (HNSW)
         extremes = res.cosine_range(FACT_COLLECTION, query)
         hits = res.vectors.search(FACT_COLLECTION, query, k) if extremes else []
