@@ -345,9 +345,13 @@ class Resources:
     def searched_collections(self) -> list[str]:
         """The collections queries search through Qdrant rather than read whole: the
         passages, and the facts once there are :data:`SEARCH_FACTS_FROM` of them."""
+        from hygraph.graph.kinds import EdgeKind
         from hygraph.layers.fact_vectors import FACT_COLLECTION, SEARCH_FACTS_FROM
 
-        facts = self.vectors.count(FACT_COLLECTION) >= SEARCH_FACTS_FROM
+        # One fact vector per relation edge: counted in the store, so that a build with
+        # nothing to do does not load the fact collection's shard (100 MB at 33,000 facts).
+        many = self.store.edge_count(EdgeKind.RELATION) >= SEARCH_FACTS_FROM
+        facts = many and self.vectors.has_collection(FACT_COLLECTION)
         return [CHUNK_COLLECTION, *([FACT_COLLECTION] if facts else [])]
 
     def cosine_range(self, collection: str, vector: np.ndarray) -> tuple[float, float] | None:
