@@ -86,7 +86,7 @@ PROBE = 16
 #: Each cluster's row after the others: its id, then the row where the cluster ends.
 CLUSTER = "\x00cluster:"
 #: Part of the kept matrix's key: a new layout never reads an old file.
-LAYOUT = 3
+LAYOUT = 4  # 4: float32 throughout (3 wrote the centres, and so the whole file, in float64)
 
 
 @dataclass(frozen=True)
