@@ -345,13 +345,9 @@ class Resources:
     def searched_collections(self) -> list[str]:
         """The collections queries search through Qdrant rather than read whole: the
         passages, and the facts once there are :data:`SEARCH_FACTS_FROM` of them."""
-        from hygraph.graph.kinds import EdgeKind
-        from hygraph.layers.fact_vectors import FACT_COLLECTION, SEARCH_FACTS_FROM
+        from hygraph.layers.fact_vectors import FACT_COLLECTION, facts_searched
 
-        # One fact vector per relation edge: counted in the store, so that a build with
-        # nothing to do does not load the fact collection's shard (100 MB at 33,000 facts).
-        many = self.store.edge_count(EdgeKind.RELATION) >= SEARCH_FACTS_FROM
-        facts = many and self.vectors.has_collection(FACT_COLLECTION)
+        facts = facts_searched(self.store) and self.vectors.has_collection(FACT_COLLECTION)
         return [CHUNK_COLLECTION, *([FACT_COLLECTION] if facts else [])]
 
     def cosine_range(self, collection: str, vector: np.ndarray) -> tuple[float, float] | None:
@@ -360,13 +356,17 @@ class Resources:
         empty. Exact while the collection is small enough for Qdrant to scan it (below
         its indexing threshold); past it, as near as its HNSW graph finds (a least cosine
         a little above the true one at worst), so the cost stays logarithmic."""
+        best = self.vectors.search(collection, vector, 1)
+        low = self.least_cosine(collection, vector)
+        return None if not best or low is None else (best[0].score, low)
+
+    def least_cosine(self, collection: str, vector: np.ndarray) -> float | None:
+        """The least cosine of ``vector`` to ``collection``'s points (see
+        :meth:`cosine_range`): the nearest point to its negation."""
         if not self.vectors.has_collection(collection):
             return None
-        v = np.asarray(vector, dtype=np.float32)
-        best, worst = (self.vectors.search(collection, sign * v, 1) for sign in (1.0, -1.0))
-        if not best or not worst:
-            return None
-        return best[0].score, -worst[0].score
+        worst = self.vectors.search(collection, -np.asarray(vector, dtype=np.float32), 1)
+        return -worst[0].score if worst else None
 
     def vector_stamp(self, collection: str) -> str | None:
         """A token that changes whenever ``collection`` is written, by any process.

@@ -31,7 +31,7 @@ from hygraph.layers.base import register_layer
 from hygraph.layers.relation_vectors import RelationVectors
 
 if TYPE_CHECKING:
-    from hygraph.graph.store import DeleteResult, Edge
+    from hygraph.graph.store import DeleteResult, Edge, GraphStore
     from hygraph.resources import Resources
 
 FACT_COLLECTION = "facts"
@@ -39,6 +39,15 @@ TEXTS_TASK = "fact-vectors:texts"
 #: Facts from which a query searches the collection instead of scoring every fact (their
 #: unit vectors would be 300 MB a host to read per query) and a build makes its HNSW graph.
 SEARCH_FACTS_FROM = 200_000
+
+
+def facts_searched(store: GraphStore) -> bool:
+    """Whether queries search the facts collection (:data:`SEARCH_FACTS_FROM` or more);
+    one fact vector per relation edge, counted in the store so that nobody loads the
+    collection's shard only to count it (100 MB at 33,000 facts)."""
+    from hygraph.graph.kinds import EdgeKind
+
+    return store.edge_count(EdgeKind.RELATION) >= SEARCH_FACTS_FROM
 
 
 def fact_text(src_name: str, label: str, dst_name: str) -> str:

@@ -351,17 +351,16 @@ def fact_link(res: Resources, state: State, *, k: int = 5) -> None:
     the collection is searched (Qdrant's HNSW, which a build makes for it) and the least
     and greatest cosine come from :meth:`~hygraph.resources.Resources.cosine_range`.
     """
-    from hygraph.layers.fact_vectors import FACT_COLLECTION, SEARCH_FACTS_FROM
+    from hygraph.layers.fact_vectors import FACT_COLLECTION, facts_searched
 
     query = state.query_vector(res)
     view = state.view(res)
-    # One fact vector per relation edge; counted in the store, so that a query process
-    # does not load the fact collection's shard only to count it.
-    many = view.memo(("fact-count",), lambda: view.store.edge_count(EdgeKind.RELATION))
-    if many >= SEARCH_FACTS_FROM:  # too many to score each: Qdrant's search (HNSW)
-        extremes = res.cosine_range(FACT_COLLECTION, query)
-        hits = res.vectors.search(FACT_COLLECTION, query, k) if extremes else []
-        high, low = extremes or (0.0, 0.0)
+    if view.memo(("facts-searched",), lambda: facts_searched(view.store)):
+        # Too many to score each: Qdrant's search (HNSW); its best hit is the greatest.
+        low = res.least_cosine(FACT_COLLECTION, query)
+        hits = [] if low is None else res.vectors.search(FACT_COLLECTION, query, k)
+        high = hits[0].score if hits else 0.0
+        low = high if low is None else low
         state.relationships = [
             _relationship(h.id, (h.score - low) / (high - low) if high > low else 1.0,
                           cosine=h.score)
