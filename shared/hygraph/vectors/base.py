@@ -21,8 +21,8 @@ _NAMESPACE = uuid.UUID("6c2a8d0e-2f4b-5b6f-9a51-0b7e6d1c4a39")
 #: Payload fields that get a keyword index in every collection (we filter on them).
 INDEXED_FIELDS = ("kind", "doc_id")
 #: The payload fields a search returns: the graph id and the filterable fields, not the
-#: passage text and framework fields a payload may also hold (reading whole payloads made
-#: a 50-hit search three times slower).
+#: passage text and framework fields a payload may also hold (no caller reads them, and
+#: reading whole payloads slows a deep search).
 SEARCH_PAYLOAD = ["id", *INDEXED_FIELDS]
 
 
