@@ -5,7 +5,7 @@
   watcher once their oldest write is ``FLUSH_INTERVAL_S`` old, and on close;
 * ``synonyms`` keeps its entity matrix between inserts and reads it again in full when
   another connection committed to the store;
-* ``bm25`` tokenizes only new chunks, yet numbers tokens as a build from scratch does;
+* ``bm25`` tokenizes only new chunks, yet scores as a build from scratch does;
 * an insert into an index whose methods are recorded writes its manifest once.
 
 (``test_insert_equivalence.py`` checks that the resulting index is the bulk build's.)
@@ -127,15 +127,35 @@ def test_synonyms_read_every_vector_again_after_another_connection_commits(tmp_p
         assert layer._kept is None
 
 
-def test_bm25_numbers_tokens_as_a_build_from_scratch():
+def test_bm25_tokenizes_only_new_chunks_and_scores_as_a_build_from_scratch(tmp_path, monkeypatch):
+    docs = _docs(12)
     bm25s = bm25s_module()
-    texts = [d.text for d in _docs(40)]
-    layer = BM25Layer()
-    for corpus in (texts[:20], texts[:30], texts[:31], texts[:5] + texts[6:31], texts[::-1]):
-        mine = layer._tokenize(bm25s, corpus)
-        ref = bm25s.tokenize(corpus, stopwords="en", show_progress=False)
-        assert mine.ids == ref.ids
-        assert list(mine.vocab.items()) == list(ref.vocab.items())
+    real = bm25s.tokenize
+    with GraphIndex(tmp_path / "i", embedder=WordEmbedder(), progress=False) as index:
+        index.insert(docs[:8], methods=["bm25"])
+        before = set(index.store.chunk_ids())
+        seen: list[str] = []
+
+        def counting(texts, **kwargs):
+            seen.extend(texts)
+            return real(texts, **kwargs)
+
+        monkeypatch.setattr(bm25s, "tokenize", counting)
+        index.insert(docs[8:10])
+        new = [c for c in index.store.chunk_ids() if c not in before]
+        assert len(seen) == len(new) > 0  # the new chunks' texts, nothing else
+        monkeypatch.setattr(bm25s, "tokenize", real)
+        index.delete(docs[0].id)
+        grown = index.resources.layers["bm25"].ensure(index.resources)
+    with GraphIndex(tmp_path / "j", embedder=WordEmbedder(), progress=False) as scratch:
+        scratch.insert(docs[1:10], methods=["bm25"])
+        fresh = scratch.resources.layers["bm25"].ensure(scratch.resources)
+    assert grown.chunk_ids == fresh.chunk_ids
+    for question in ("Who founded the city?", "river bridge 1905 album", "the the"):
+        tokens = real([question], stopwords="en", return_ids=False, show_progress=False)[0]
+        mine, theirs = (p.search(tokens, 5, k1=1.5, b=0.75) for p in (grown, fresh))
+        assert [c for c, _ in mine] == [c for c, _ in theirs]
+        assert [s for _, s in mine] == pytest.approx([s for _, s in theirs])
 
 
 def test_an_insert_into_a_built_index_writes_its_manifest_once(tmp_path, monkeypatch):

@@ -37,8 +37,6 @@ from hygraph.bench.metrics import (
 from hygraph.errors import HygraphError
 from hygraph.methods.base import RECIPE_SUFFIXES, available_methods, split_spec
 
-log_stream = sys.stderr
-
 
 @dataclass
 class BenchConfig:
@@ -121,7 +119,8 @@ def is_method_spec(spec: str) -> bool:
 
 def _say(config: BenchConfig, message: str) -> None:
     if not config.quiet:
-        print(f"[bench] {message}", file=log_stream, flush=True)
+        # sys.stderr as it is now (bound at import, it could be a stream since closed)
+        print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
 def machine_facts() -> dict[str, Any]:

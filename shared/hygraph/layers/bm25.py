@@ -1,13 +1,11 @@
-"""``bm25``: a lexical index over the chunks with ``bm25s`` (English stopwords, no stemming).
+"""``bm25``: a lexical index over the chunks (``bm25s``'s tokenizer and scoring, English
+stopwords, no stemming).
 
-The index is rebuilt from the store whenever the set of chunks has changed (well
-under a second per thousand chunks) and saved under ``<index>/bm25/``, so queries
-against a built index load it from disk. BM25 scores hold every chunk's idf, so a new
-chunk changes them all and the index is built again in full; what is kept between
-builds is each chunk text's tokens (the tokenizer is most of a build's time), so an
-insert tokenizes only its new chunks. The ids and vocabulary are made as
-``bm25s.tokenize`` makes them over the whole corpus (tokens numbered in order of first
-appearance), so the index is the one a build from scratch makes.
+The index holds each chunk's term counts (:mod:`hygraph.layers.bm25_postings`), saved
+under ``<index>/bm25/``, and scores a question's terms when it is asked. When the set of
+chunks changes, only the chunks added are tokenized and appended (and those deleted
+dropped); the scores are those of an index built from scratch over the same chunks, since
+idf and the mean length are worked out at search time.
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hygraph.layers.base import Layer, LayerConfig, chunk_set_fingerprint, register_layer
+from hygraph.layers.bm25_postings import LAYOUT, Postings
 
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
@@ -59,25 +58,23 @@ def bm25s_module() -> Any:
 @register_layer
 class BM25Layer(Layer):
     name = "bm25"
-    description = "lexical BM25 index over the chunks (bm25s), saved under <index>/bm25"
+    description = "lexical BM25 index over the chunks (term counts), saved under <index>/bm25"
     Config = BM25LayerConfig
 
     config: BM25LayerConfig
 
     def __init__(self, config: Any = None):
         super().__init__(config)
-        self._loaded: tuple[str, Any, list[str]] | None = None
+        #: The chunks' fingerprint and their postings, as last built or loaded.
+        self._loaded: tuple[str, Postings] | None = None
         #: The store's settled key when the chunks' fingerprint was last taken, and it.
         self._fingerprint: tuple[tuple[int, int], str] | None = None
-        self._tokens: dict[str, list[str]] = {}  # chunk text → its tokens (last build's)
-        #: The last build's corpus (texts in chunk order), token ids and vocabulary.
-        self._numbered: tuple[list[str], list[list[int]], dict[str, int]] | None = None
 
     def pending(self, res: Resources) -> list[str]:
         return []  # freshness is checked against the chunk set on every use
 
     def update(self, res: Resources) -> int:
-        """Build the index again when the chunks changed (searches load a fresh one)."""
+        """Bring the postings up to the chunks (searches load the fresh ones)."""
         fingerprint = chunk_set_fingerprint(res.store.chunk_ids())
         if self._loaded is not None and self._loaded[0] == fingerprint:
             return 0
@@ -88,12 +85,14 @@ class BM25Layer(Layer):
         return 0
 
     def _saved_meta(self, res: Resources) -> dict[str, Any] | None:
-        """The saved index's description, when it was built with this configuration."""
+        """The saved postings' description, when written in this layout and configuration."""
         meta_path = res.path / "bm25" / "hygraph.json"
         if not meta_path.exists():
             return None
         meta = json.loads(meta_path.read_text())
-        return meta if self._same_config(meta.get("config")) else None
+        if meta.get("layout") != LAYOUT or not self._same_config(meta.get("config")):
+            return None
+        return meta
 
     def delete(self, res: Resources, removed: DeleteResult) -> None:
         self.ensure(res)
@@ -102,97 +101,60 @@ class BM25Layer(Layer):
         shutil.rmtree(res.path / "bm25", ignore_errors=True)
         self._loaded = None
         self._fingerprint = None
-        self._tokens, self._numbered = {}, None
 
-    def ensure(self, res: Resources) -> tuple[Any, list[str]]:
-        """The retriever over the current chunks and its chunk ids (built or loaded)."""
+    def ensure(self, res: Resources) -> Postings:
+        """The postings of the current chunks (loaded, or brought up to date and saved)."""
         key = res.store.settled_key()
-        known = self._fingerprint
-        if known is not None and known[0] == key and self._loaded is not None:
-            if self._loaded[0] == known[1]:  # nothing written since: no read, no digest
-                return self._loaded[1], self._loaded[2]
+        known, loaded = self._fingerprint, self._loaded
+        if known is not None and known[0] == key and loaded is not None:
+            if loaded[0] == known[1]:  # nothing written since: no read, no digest
+                return loaded[1]
         all_ids = res.store.chunk_ids()
         fingerprint = chunk_set_fingerprint(all_ids)
         self._fingerprint = (key, fingerprint) if key is not None else None
-        if self._loaded is not None and self._loaded[0] == fingerprint:
-            return self._loaded[1], self._loaded[2]
+        if loaded is not None and loaded[0] == fingerprint:
+            return loaded[1]
         folder = res.path / "bm25"
         meta = self._saved_meta(res)
-        if meta is not None and meta.get("fingerprint") == fingerprint:
-            retriever = (
-                bm25s_module().BM25.load(str(folder), show_progress=False)
-                if meta.get("indexed", bool(meta["chunk_ids"]))
-                else None
-            )
-            self._loaded = (fingerprint, retriever, meta["chunk_ids"])
-            return retriever, meta["chunk_ids"]
-        retriever = self._build(res, all_ids, fingerprint)
-        self._loaded = (fingerprint, retriever, all_ids)
-        return retriever, all_ids
+        saved = Postings.load(folder, meta) if meta is not None else None
+        if saved is None or meta is None or meta.get("fingerprint") != fingerprint:
+            base = loaded[1] if loaded is not None else saved
+            postings = self._brought_up(res, base or Postings(), all_ids)
+            if not res.read_only:
+                meta = {"fingerprint": fingerprint, "config": self.config.to_dict()}
+                postings.save(folder, meta)
+        else:
+            postings = saved
+        self._loaded = (fingerprint, postings)
+        return postings
+
+    def _brought_up(self, res: Resources, base: Postings, all_ids: list[str]) -> Postings:
+        """``base`` without the chunks gone and with the new ones tokenized and appended
+        (from nothing when the chunks kept are not in the store's order)."""
+        current = set(all_ids)
+        base = base.remove(set(base.chunk_ids) - current)
+        if list(base.chunk_ids) != all_ids[: len(base.chunk_ids)]:
+            base = Postings()
+        new = all_ids[len(base.chunk_ids) :]
+        if not new:
+            return base
+        texts = res.chunk_texts(new)
+        split = bm25s_module().tokenize(
+            [texts[c] for c in new],
+            stopwords=self.config.stopwords,
+            return_ids=False,
+            show_progress=False,
+        )
+        return base.add(new, split)
 
     def _same_config(self, saved: dict[str, Any] | None) -> bool:
         mine = self.config.to_dict()
         return saved is not None and all(saved.get(k) == v for k, v in mine.items())
 
-    def _build(self, res: Resources, all_ids: list[str], fingerprint: str) -> Any:
-        bm25s = bm25s_module()
-        texts = res.chunk_texts(all_ids)
-        corpus = [texts[c] for c in all_ids]
-        tokenized = self._tokenize(bm25s, corpus) if corpus else None
-        # No chunk holds an indexable word ("a b c": stopwords and single letters): there
-        # is nothing to score, so no retriever (bm25s cannot index an empty vocabulary).
-        indexed = tokenized is not None and any(tokenized.ids)
-        retriever = bm25s.BM25(k1=self.config.k1, b=self.config.b) if indexed else None
-        if retriever is not None:
-            retriever.index(tokenized, show_progress=False)
-        folder = res.path / "bm25"
-        tmp = folder.with_name("bm25.tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        if retriever is not None:
-            retriever.save(str(tmp), show_progress=False)
-        else:
-            tmp.mkdir(parents=True)
-        meta = {"fingerprint": fingerprint, "chunk_ids": all_ids, "config": self.config.to_dict(),
-                "indexed": indexed}  # fmt: skip
-        (tmp / "hygraph.json").write_text(json.dumps(meta))
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
-        return retriever
-
-    def _tokenize(self, bm25s: Any, corpus: list[str]) -> Any:
-        """``bm25s.tokenize(corpus)``'s ids and vocabulary, tokenizing only texts new since
-        the last build; when the corpus only grew at its end (an insert), the last build's
-        ids and vocabulary are extended rather than made again."""
-        known, last = self._tokens, self._numbered  # read once: a query thread may build too
-        new = [t for t in dict.fromkeys(corpus) if t not in known]
-        split = (
-            bm25s.tokenize(
-                new, stopwords=self.config.stopwords, return_ids=False, show_progress=False
-            )
-            if new
-            else []
-        )
-        fresh = dict(zip(new, split, strict=True))
-        tokens = {t: known[t] if t in known else fresh[t] for t in corpus}
-        if last is not None and len(last[0]) <= len(corpus) and corpus[: len(last[0])] == last[0]:
-            ids, vocab = list(last[1]), dict(last[2])
-        else:
-            ids, vocab = [], {}
-        for text in corpus[len(ids) :]:
-            ids.append([vocab.setdefault(tok, len(vocab)) for tok in tokens[text]])
-        self._tokens, self._numbered = tokens, (list(corpus), ids, vocab)  # the current chunks'
-        # bm25s adds its empty token to the vocabulary it is given: hand it a copy.
-        return bm25s.tokenization.Tokenized(ids=list(ids), vocab=dict(vocab))
-
     def search(self, res: Resources, question: str, k: int) -> list[tuple[str, float]]:
         """``(chunk id, BM25 score)`` of the top ``k`` chunks with a positive score."""
-        retriever, chunk_ids = self.ensure(res)
+        postings = self.ensure(res)
         query = bm25s_module().tokenize(
             [question], stopwords=self.config.stopwords, return_ids=False, show_progress=False
         )
-        if retriever is None or not chunk_ids or not query[0]:
-            return []
-        docs, scores = retriever.retrieve(query, k=min(k, len(chunk_ids)), show_progress=False)
-        return [
-            (chunk_ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0
-        ]
+        return postings.search(query[0], k, k1=self.config.k1, b=self.config.b)
