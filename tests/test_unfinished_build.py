@@ -80,3 +80,29 @@ def test_the_build_history_holds_every_attempt(tmp_path, minilm, monkeypatch):
     )
     assert report.seconds >= first["seconds"]
     assert not (tmp_path / "idx" / UNFINISHED_FILE).exists()
+
+
+def test_a_stage_counts_cpu_seconds_apart_from_waiting():
+    """``cpu_seconds`` is the process's CPU time inside the stage: a stage that sleeps
+    has wall time and almost no CPU time, one that computes has both (this is what a
+    build sharing its machine reports truthfully)."""
+    tracker = UsageTracker()
+    with tracker.stage("waits"):
+        time.sleep(0.2)
+    with tracker.stage("computes"):
+        end = time.process_time() + 0.2
+        while time.process_time() < end:
+            pass
+    stages = tracker.report()["stages"]
+    assert stages["waits"]["seconds"] >= 0.2 and stages["waits"]["cpu_seconds"] < 0.05
+    assert stages["computes"]["cpu_seconds"] >= 0.2
+    running = UsageTracker()
+    with running.stage("open"):
+        end = time.process_time() + 0.05
+        while time.process_time() < end:
+            pass
+        assert running.snapshot()["stages"]["open"]["cpu_seconds"] >= 0.05
+    # An earlier attempt's report without the field (older versions) carries as zero.
+    later = UsageTracker()
+    later.carry({"stages": {"embed": {"seconds": 3.0, "embeddings": 2}}})
+    assert later.report()["stages"]["embed"]["cpu_seconds"] == 0.0

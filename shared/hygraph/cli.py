@@ -320,12 +320,14 @@ def _print_json(data: Any) -> None:
 
 def _format_usage(usage: dict[str, Any]) -> str:
     lines = [
-        f"  {'stage':<16}{'seconds':>9}{'llm calls':>11}{'cached':>8}{'tokens in':>11}"
-        f"{'tokens out':>12}{'embeddings':>12}"
+        f"  {'stage':<16}{'seconds':>9}{'cpu s':>9}{'llm calls':>11}{'cached':>8}"
+        f"{'tokens in':>11}{'tokens out':>12}{'embeddings':>12}"
     ]
     for name, s in usage.get("stages", {}).items():
+        cpu = s.get("cpu_seconds", 0.0)  # absent from reports older than the column
         lines.append(
-            f"  {name:<16}{s['seconds']:>9.2f}{s['llm_calls']:>11}{s['llm_cached_calls']:>8}"
+            f"  {name:<16}{s['seconds']:>9.2f}{cpu:>9.2f}{s['llm_calls']:>11}"
+            f"{s['llm_cached_calls']:>8}"
             f"{s['prompt_tokens']:>11}{s['completion_tokens']:>12}{s['embeddings']:>12}"
         )
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Cost accounting: LLM calls, tokens, embeddings and wall time per build stage.
+"""Cost accounting: LLM calls, tokens, embeddings, wall and CPU time per build stage.
 
 A :class:`UsageTracker` is shared by the models and the build pipeline. Code marks
 the stage it is in with ``with tracker.stage("embed"):``; model wrappers call
@@ -26,6 +26,10 @@ class StageUsage:
     """Counters for one stage."""
 
     seconds: float = 0.0
+    #: CPU seconds of the whole process (every thread) while the stage ran: unlike
+    #: ``seconds``, not lengthened by other programs sharing the machine (stages running
+    #: at once in several threads each count the other's CPU too).
+    cpu_seconds: float = 0.0
     llm_calls: int = 0
     llm_cached_calls: int = 0
     llm_failed_calls: int = 0
@@ -46,7 +50,7 @@ class UsageTracker:
 
     stages: dict[str, StageUsage] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _open: list[tuple[str, float]] = field(default_factory=list, repr=False)
+    _open: list[tuple[str, float, float]] = field(default_factory=list, repr=False)
 
     def _get(self, stage: str | None) -> StageUsage:
         name = stage or _current_stage.get()
@@ -58,17 +62,20 @@ class UsageTracker:
     def stage(self, name: str) -> Iterator[None]:
         """Charge everything inside the block to ``name`` and time it."""
         token = _current_stage.set(name)
-        opened = (name, time.perf_counter())
+        opened = (name, time.perf_counter(), time.process_time())
         with self._lock:
             self._open.append(opened)
         try:
             yield
         finally:
             elapsed = time.perf_counter() - opened[1]
+            cpu = time.process_time() - opened[2]
             _current_stage.reset(token)
             with self._lock:
                 self._open.remove(opened)
-                self._get(name).seconds += elapsed
+                usage = self._get(name)
+                usage.seconds += elapsed
+                usage.cpu_seconds += cpu
 
     def record_llm(
         self,
@@ -120,11 +127,13 @@ class UsageTracker:
 
     def snapshot(self) -> dict:
         """:meth:`report` as of now, the stages still running counted up to this moment."""
-        now = time.perf_counter()
+        now, cpu_now = time.perf_counter(), time.process_time()
         with self._lock:
             stages = {name: StageUsage(**asdict(u)) for name, u in self.stages.items()}
-            for name, start in self._open:
-                stages.setdefault(name, StageUsage()).seconds += now - start
+            for name, start, cpu_start in self._open:
+                running = stages.setdefault(name, StageUsage())
+                running.seconds += now - start
+                running.cpu_seconds += cpu_now - cpu_start
         total = StageUsage()
         for usage in stages.values():
             total.add(usage)

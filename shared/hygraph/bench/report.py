@@ -99,12 +99,14 @@ def _stage_table(title: str, stages: dict[str, dict[str, Any]]) -> list[str]:
         "",
         title,
         "",
-        "| stage | seconds | LLM calls | prompt tokens | completion tokens | embeddings |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| stage | seconds | CPU seconds | LLM calls | prompt tokens | completion tokens "
+        "| embeddings |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for stage, u in stages.items():
+        cpu = f"{u['cpu_seconds']:.2f}" if "cpu_seconds" in u else "–"  # older builds lack it
         lines.append(
-            f"| {stage} | {u.get('seconds', 0):.2f} | {u.get('llm_calls', 0)} | "
+            f"| {stage} | {u.get('seconds', 0):.2f} | {cpu} | {u.get('llm_calls', 0)} | "
             f"{u.get('prompt_tokens', 0)} | {u.get('completion_tokens', 0)} | "
             f"{u.get('embeddings', 0)} |"
         )
