@@ -205,6 +205,21 @@ def test_an_index_without_the_recommended_method_queries_its_first(tmp_path, min
         assert index.query("Who was Mayor of Harrowby?").method == "bm25"
 
 
+def test_without_synonyms_no_entity_vector_is_built(tmp_path, minilm):
+    """``hybrid-ppr:synonyms=false`` walks without synonym edges, so nothing reads the
+    entity vectors: an index of it builds neither them nor the synonyms (the cheaper build
+    measured in ``musique-default-r2.md``), and it still answers with the walk."""
+    with GraphIndex(tmp_path / "i", embedder=minilm, progress=False) as index:
+        report = index.insert(_docs(*HARBOUR_DOCS), methods=["hybrid-ppr:synonyms=false"])
+        stages = set(report.usage["stages"])
+        assert "build:fact-vectors" in stages
+        assert not stages & {"build:entity-vectors", "build:synonyms"}
+        assert "entity-vectors" not in index.manifest.layers
+        result = index.query(QUESTION, method="hybrid-ppr", top_k=3)
+        assert result.passages and any(t["name"] == "chunk.ppr" for t in result.trace)
+    assert get_method("hybrid-ppr")().layers == get_method("hybrid-ppr").layers  # default: all
+
+
 def test_cli_marks_and_uses_the_recommended_method(default_index, capsys):
     from hygraph.cli import main
 

@@ -134,8 +134,9 @@ class Method:
     name: ClassVar[str]
     Config: ClassVar[type[MethodConfig]] = MethodConfig
     description: ClassVar[str] = ""
-    #: Layers the recipe reads (their requirements are built too).
-    layers: ClassVar[tuple[str, ...]] = ("chunks",)
+    #: Layers the recipe reads (their requirements are built too). An instance may read
+    #: fewer when its options leave a layer unused (``hybrid-ppr:synonyms=false``).
+    layers: tuple[str, ...] = ("chunks",)
     #: The operator steps, run top to bottom (see :mod:`hygraph.operators.recipe`).
     recipe: ClassVar[tuple[Step, ...]] = ()
     #: How an answer is generated from the context: ``direct`` (one LLM call).

@@ -39,6 +39,7 @@ which reaches third hops more often.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from hygraph.errors import ConfigError
 from hygraph.methods.base import Method, MethodConfig, register
@@ -125,3 +126,12 @@ class HybridPPR(Method):
         Step("chunk.evidence", {"k": "$top_k"}),
         Step("merge.context", {"sections": "chunks", "titles": {"chunks": "Passages"}}),
     )  # fmt: skip
+
+    def __init__(self, config: HybridPPRConfig | dict[str, Any] | None = None):
+        super().__init__(config)
+        if not self.config.synonyms:
+            # No synonym edges in the walk: nothing reads the entity vectors either, so an
+            # index of this method builds neither (its layers then cost the fact vectors
+            # alone: benchmarks/results/musique-default-r2.md).
+            unused = ("entity-vectors", "synonyms")
+            self.layers = tuple(name for name in type(self).layers if name not in unused)
