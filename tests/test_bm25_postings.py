@@ -74,7 +74,7 @@ def test_scores_equal_a_bm25s_index_of_the_same_chunks():
             k=len(corpus),
             show_progress=False,
         )
-        want = {order[int(d)]: float(s) for d, s in zip(docs[0], scores[0]) if s > 0}
+        want = {order[int(d)]: float(s) for d, s in zip(docs[0], scores[0], strict=True) if s > 0}
         got = dict(postings.search(query[0], len(corpus), k1=1.5, b=0.75))
         assert got.keys() == want.keys()
         for chunk, score in want.items():

@@ -26,7 +26,7 @@ from doubles import WordEmbedder
 from hygraph.graph.store import GraphStore
 from hygraph.index import GraphIndex
 from hygraph.ingest.documents import Document
-from hygraph.layers.bm25 import BM25Layer, bm25s_module
+from hygraph.layers.bm25 import bm25s_module
 from hygraph.layers.synonyms import Synonyms
 from hygraph.manifest import Manifest
 from hygraph.vectors import edge
