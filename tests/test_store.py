@@ -155,6 +155,26 @@ def test_progress_survives_reopen(store_location):
     assert open_store(path).done_items("embed") == {"c1", "c2"}
 
 
+def test_chunks_not_done_are_found_by_the_database_in_the_order_added(store_location):
+    """What a layer has still to take in (``chunks_not_done``) and which of some items a
+    task has done (``done_among``), without reading every item done."""
+    store = open_store(store_location())
+    _, first = _doc("a", "alpha one", "alpha two")
+    _, second = _doc("b", "beta one")
+    store.add_document(*_doc("a", "alpha one", "alpha two"))
+    store.add_document(*_doc("b", "beta one"))
+    ids = [c.id for c in first + second]
+    assert store.chunks_not_done("embed") == ids
+    store.mark_done("embed", [ids[1]])
+    store.mark_done("other", [ids[0]])
+    assert store.chunks_not_done("embed") == [ids[0], ids[2]]
+    assert store.done_among("embed", ids) == {ids[1]}
+    assert store.done_among("embed", []) == set()
+    many = [f"x{i}" for i in range(1200)]  # past one batch of marks
+    store.mark_done("embed", many[::2])
+    assert store.done_among("embed", many) == set(many[::2])
+
+
 def test_graph_view_hand_checked(store_location):
     """The read view: symmetric weighted adjacency, links by kind, provenance, relationships;
     one view per store version (a write replaces it)."""

@@ -206,12 +206,14 @@ class GraphStore(RecordsMixin):
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
-    def _query_in(self, sql: str, ids: Sequence[str]) -> list[tuple]:
-        """Run ``sql`` (containing ``IN ({marks})``) over ``ids`` in batches SQLite accepts."""
+    def _query_in(self, sql: str, ids: Sequence[str], params: Sequence[Any] = ()) -> list[tuple]:
+        """Run ``sql`` (containing ``IN ({marks})``, after ``params``' marks) over ``ids``
+        in batches SQLite accepts."""
         rows: list[tuple] = []
         for start in range(0, len(ids), 500):
             batch = list(ids[start : start + 500])
-            rows.extend(self._query(sql.format(marks=",".join("?" * len(batch))), batch))
+            marks = ",".join("?" * len(batch))
+            rows.extend(self._query(sql.format(marks=marks), [*params, *batch]))
         return rows
 
     def close(self) -> None:
@@ -842,6 +844,24 @@ class GraphStore(RecordsMixin):
 
     def done_items(self, task: str) -> set[str]:
         return {r[0] for r in self._query("SELECT item FROM progress WHERE task = ?", (task,))}
+
+    def chunks_not_done(self, task: str) -> list[str]:
+        """Chunk ids without a ``task`` progress item, in the order added: what a layer
+        has still to take in, found by the database (an insert into a large index reads
+        its few new chunks, not every chunk and every item done)."""
+        return [
+            r[0]
+            for r in self._query(
+                "SELECT id FROM chunks WHERE NOT EXISTS (SELECT 1 FROM progress p"
+                " WHERE p.task = ? AND p.item = chunks.id) ORDER BY rowid",
+                (task,),
+            )
+        ]
+
+    def done_among(self, task: str, items: Sequence[str]) -> set[str]:
+        """Those of ``items`` that ``task`` has marked done."""
+        sql = "SELECT item FROM progress WHERE task = ? AND item IN ({marks})"
+        return {r[0] for r in self._query_in(sql, items, (task,))}
 
     def mark_done(self, task: str, items: Iterable[str]) -> None:
         with self.transaction() as conn:

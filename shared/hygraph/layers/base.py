@@ -85,15 +85,12 @@ class Layer:
         extraction failed stays pending here too, and is taken in once a later build
         has extracted it.
         """
-        chunks = res.store.chunk_ids()
         if self.task is None:
-            return chunks
-        done = res.store.done_items(self.task)
-        pending = [c for c in chunks if c not in done]
-        if self.after_extraction and pending:
-            extracted = extracted_chunks(res)
-            if extracted is not None:
-                pending = [c for c in pending if c in extracted]
+            return res.store.chunk_ids()
+        pending = res.store.chunks_not_done(self.task)
+        if self.after_extraction and pending and extracts(res):
+            extracted = res.store.done_among("extract", pending)
+            pending = [c for c in pending if c in extracted]
         return pending
 
     def update(self, res: Resources) -> int:
@@ -133,11 +130,9 @@ def chunk_set_fingerprint(chunk_ids: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(chunk_ids).encode()).hexdigest()[:16]
 
 
-def extracted_chunks(res: Resources) -> set[str] | None:
-    """Chunks the index's extractor has processed (None: the index extracts nothing)."""
-    if res.extractor_name == "none" and res.extractor_override is None:
-        return None
-    return res.store.done_items("extract")
+def extracts(res: Resources) -> bool:
+    """Whether the index has an extractor (``none``: it extracts nothing)."""
+    return not (res.extractor_name == "none" and res.extractor_override is None)
 
 
 def in_batches(

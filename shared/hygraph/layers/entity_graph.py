@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hygraph.layers.base import Layer, extracted_chunks, in_batches, register_layer
+from hygraph.layers.base import Layer, extracts, in_batches, register_layer
 
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
@@ -28,7 +28,7 @@ class EntityGraph(Layer):
     stage = "extract"
 
     def pending(self, res: Resources) -> list[str]:
-        if extracted_chunks(res) is None:
+        if not extracts(res):
             return []
         return super().pending(res)
 
