@@ -5,7 +5,8 @@ side by side, with each method's growth exponent of query p50 per store.
         --run postgresql=pg-2k.json ... --out benchmarks/results/scale.md
 
 Each run's synthetic point is one row per method: build seconds by stage (the shared
-index: ingest, extract, embed, vanilla + bm25; then the method's own layers), query p50
+index: ingest, extract, embed, vanilla + bm25, with the stage's CPU seconds beside where
+the build recorded them; then the method's own layers), query p50
 and p95, peak memory of the query process and of the build. The exponent b fits
 p50 ∝ chunks^b over a store's rows; the issue's bound is b(default) ≤ b(vanilla) + 0.05.
 """
@@ -55,6 +56,10 @@ def rows_of(store: str, path: Path) -> list[dict]:
                 "chunks": point["chunks"],
                 "method": method,
                 "stages": {s: round(stages.get(s, {}).get("seconds", 0.0), 1) for s in STAGES},
+                # CPU seconds where the build recorded them (a build sharing its machine
+                # or paused has wall seconds longer than its work).
+                "stages_cpu": {s: round(stages[s]["cpu_seconds"], 1) for s in STAGES
+                               if "cpu_seconds" in stages.get(s, {})},
                 "own_build_s": round(float(own.get("seconds") or 0.0), 1),
                 "vector_index_s": later.get("vector-index"),
                 "walk_matrix_s": later.get("walk-matrix"),
@@ -87,7 +92,8 @@ def main() -> None:
         "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        s = r["stages"]
+        cpu = r.get("stages_cpu", {})
+        s = {k: f"{v} ({cpu[k]} CPU)" if cpu.get(k) else str(v) for k, v in r["stages"].items()}
         lines.append(
             f"| {r['store']} | {r['documents']} | {r['chunks']} | {r['method']} | "
             f"{s['ingest']} | {s['extract']} | {s['embed']} | {s['build:bm25']} | "
