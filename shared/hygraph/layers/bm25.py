@@ -116,15 +116,18 @@ class BM25Layer(Layer):
             return loaded[1]
         folder = res.path / "bm25"
         meta = self._saved_meta(res)
-        saved = Postings.load(folder, meta) if meta is not None else None
-        if saved is None or meta is None or meta.get("fingerprint") != fingerprint:
-            base = loaded[1] if loaded is not None else saved
+        if meta is not None and meta.get("fingerprint") == fingerprint:
+            postings = Postings.load(folder, meta)  # another process brought them up
+        else:
+            # The postings held here are the base when there are some (an insert in this
+            # process), else the saved ones; either is brought up to the chunks.
+            base = loaded[1] if loaded is not None else None
+            if base is None and meta is not None:
+                base = Postings.load(folder, meta)
             postings = self._brought_up(res, base or Postings(), all_ids)
             if not res.read_only:
                 meta = {"fingerprint": fingerprint, "config": self.config.to_dict()}
                 postings.save(folder, meta)
-        else:
-            postings = saved
         self._loaded = (fingerprint, postings)
         return postings
 
