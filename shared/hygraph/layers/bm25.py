@@ -117,13 +117,13 @@ class BM25Layer(Layer):
         folder = res.path / "bm25"
         meta = self._saved_meta(res)
         if meta is not None and meta.get("fingerprint") == fingerprint:
-            postings = Postings.load(folder, meta)  # another process brought them up
+            postings = Postings.load(folder)  # another process brought them up
         else:
             # The postings held here are the base when there are some (an insert in this
             # process), else the saved ones; either is brought up to the chunks.
             base = loaded[1] if loaded is not None else None
             if base is None and meta is not None:
-                base = Postings.load(folder, meta)
+                base = Postings.load(folder)
             postings = self._brought_up(res, base or Postings(), all_ids)
             if not res.read_only:
                 meta = {"fingerprint": fingerprint, "config": self.config.to_dict()}

@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-#: Version of the files :meth:`Postings.save` writes (1 was a ``bm25s`` index).
-LAYOUT = 2
+#: Version of the files :meth:`Postings.save` writes (1 was a ``bm25s`` index; 2 kept the
+#: chunk ids in ``hygraph.json``, which every freshness check reads).
+LAYOUT = 3
 
 
 @dataclass(frozen=True)
@@ -43,13 +44,9 @@ class Postings:
     #: term → column; derived from ``terms``.
     columns: dict[str, int] = field(default_factory=dict, compare=False)
 
-    @property
-    def lengths(self) -> np.ndarray:
-        """Tokens per chunk (the |d| of BM25)."""
-        return self._derived()[0]
-
     def _derived(self) -> tuple[np.ndarray, np.ndarray]:
-        """(chunk lengths, document frequency per term), computed once per object."""
+        """(tokens per chunk — BM25's |d| —, document frequency per term), computed once
+        per object."""
         cached = self.__dict__.get("_cache")
         if cached is None:
             lengths = np.asarray(self.counts.sum(axis=1), dtype=np.float64).ravel()
@@ -87,7 +84,7 @@ class Postings:
             return self
         counts = sp.csc_matrix(self.counts.tocsr()[keep], dtype=np.float32)
         ids = tuple(self.chunk_ids[i] for i in keep)
-        return Postings(ids, self.terms, counts, dict(self.columns))
+        return Postings(ids, self.terms, counts, self.columns)  # never changed in place
 
     def search(
         self, tokens: Sequence[str], k: int, *, k1: float, b: float
@@ -122,15 +119,15 @@ class Postings:
         tmp.mkdir(parents=True)
         sp.save_npz(tmp / "counts.npz", self.counts, compressed=False)
         (tmp / "terms.json").write_text(json.dumps(self.terms))
-        body = {**meta, "layout": LAYOUT, "chunk_ids": list(self.chunk_ids)}
-        (tmp / "hygraph.json").write_text(json.dumps(body))
+        (tmp / "chunk_ids.json").write_text(json.dumps(self.chunk_ids))
+        (tmp / "hygraph.json").write_text(json.dumps({**meta, "layout": LAYOUT}))
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
 
     @classmethod
-    def load(cls, folder: Path, meta: dict[str, Any]) -> Postings:
-        """What :meth:`save` wrote (``meta``: its ``hygraph.json``, read by the caller)."""
+    def load(cls, folder: Path) -> Postings:
+        """What :meth:`save` wrote to ``folder``."""
         counts = sp.csc_matrix(sp.load_npz(folder / "counts.npz"), dtype=np.float32)
         terms = tuple(json.loads((folder / "terms.json").read_text()))
-        columns = {t: i for i, t in enumerate(terms)}
-        return cls(tuple(meta["chunk_ids"]), terms, counts, columns)
+        chunk_ids = tuple(json.loads((folder / "chunk_ids.json").read_text()))
+        return cls(chunk_ids, terms, counts, {t: i for i, t in enumerate(terms)})
