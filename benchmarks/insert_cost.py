@@ -222,6 +222,7 @@ def markdown(result: dict[str, Any]) -> str:
             if result["env"]["small_batch_threads"] is not None
             else ""
         )
+        + f", embedder runtime {result['env'].get('embedder_runtime', 'torch')}"
         + f", {result['env']['cpus']} CPUs, "
         f"load average before {result['env']['loadavg_before']}",
         "",
@@ -304,6 +305,8 @@ def main() -> None:
         "data": str(args.data),
         "env": {
             "torch_threads": torch.get_num_threads(),
+            # $HYGRAPH_EMBEDDER_RUNTIME: torch (as shipped) or onnx.
+            "embedder_runtime": bundled_minilm().runtime,
             "small_batch_threads": args.small_batch_threads,
             "small_batch": args.small_batch,
             "cpus": os.cpu_count(),

@@ -9,8 +9,21 @@ import pytest
 from hygraph.demo import sample_dir
 
 
+@pytest.fixture(scope="session", autouse=True)
+def onnx_exports(tmp_path_factory):
+    """The embedder's ONNX export, made once per test run in a folder of its own (not the
+    user's cache); processes the tests start inherit the setting."""
+    import os
+
+    from hygraph.models.onnx_runtime import ONNX_DIR_ENV
+
+    if ONNX_DIR_ENV not in os.environ:
+        os.environ[ONNX_DIR_ENV] = str(tmp_path_factory.mktemp("onnx-exports"))
+    return os.environ[ONNX_DIR_ENV]
+
+
 @pytest.fixture(scope="session")
-def minilm():
+def minilm(onnx_exports):
     """The real bundled all-MiniLM-L6-v2 embedder (offline), loaded once."""
     from hygraph.models.embedders import bundled_minilm
 

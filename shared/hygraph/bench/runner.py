@@ -36,6 +36,7 @@ from hygraph.bench.metrics import (
 )
 from hygraph.errors import HygraphError
 from hygraph.methods.base import RECIPE_SUFFIXES, available_methods, split_spec
+from hygraph.models.onnx_runtime import requested_runtime
 
 
 @dataclass
@@ -431,8 +432,8 @@ def run_bench(config: BenchConfig) -> dict[str, Any]:
             "chunk_overlap": config.chunk_overlap,
             "chunk_mode": config.chunk_mode,
             "max_depth": config.max_depth,
-            "query_cache": "query embeddings computed per query (cache off); model "
-            "loaded and index opened before timing",
+            "query_cache": "query embeddings computed per query (cache off, embedder "
+            f"runtime {requested_runtime()}); model loaded and index opened before timing",
             "timing": f"the first ask of each question, at top_k = {max(config.ks)}",
             "depth_policy": f"recall@k reads the first k distinct documents; a question whose "
             f"first ask ranks fewer than {max(config.ks)} documents is asked again (untimed) "

@@ -64,6 +64,11 @@ class SentenceTransformerEmbedder:
     ``precision``: ``fp32``, or ``bf16`` (matrix products in bfloat16 under
     ``torch.autocast``, sums and norms in float32), or ``auto`` (bf16 on a CPU that
     multiplies it natively, else fp32). :meth:`embed` takes ``precision`` per call too.
+
+    ``runtime``: ``onnx`` (the same vectors from ONNX Runtime, several times cheaper per
+    call on a CPU: :mod:`hygraph.models.onnx_runtime`) or ``torch``; None reads
+    ``$HYGRAPH_EMBEDDER_RUNTIME`` (default onnx). Calls in bf16 stay on PyTorch, and so
+    does a model the export does not handle, or whose export fails (with a warning).
     """
 
     def __init__(
@@ -74,15 +79,20 @@ class SentenceTransformerEmbedder:
         batch_size: int = 64,
         device: str | None = None,
         precision: str = "fp32",
+        runtime: str | None = None,
     ):
+        from hygraph.models.onnx_runtime import requested_runtime
+
         if precision not in PRECISIONS:
             raise ConfigError(f"precision must be one of {', '.join(PRECISIONS)}")
+        self.runtime = requested_runtime(runtime)
         self.model_path = model_path
         self.name = name or f"sentence-transformers:{model_path}"
         self.batch_size = batch_size
         self.device = device or "cpu"
         self.precision = precision
         self._model: Any = None
+        self._onnx: Any = None  # the OnnxEncoder once made (False: PyTorch after a failure)
 
     def _load(self) -> Any:
         if self._model is None:
@@ -129,7 +139,11 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
-        with self._autocast(precision or self.precision):
+        autocast = self._autocast(precision or self.precision)
+        onnx = self._onnx_encoder() if isinstance(autocast, contextlib.nullcontext) else None
+        if onnx is not None:
+            return _normalise(onnx.encode([str(t) for t in texts]))
+        with autocast:
             vectors = model.encode(
                 list(texts),
                 batch_size=self.batch_size,
@@ -138,6 +152,23 @@ class SentenceTransformerEmbedder:
                 show_progress_bar=False,
             )
         return _normalise(vectors)
+
+    def _onnx_encoder(self) -> Any:
+        """The ONNX Runtime encoder when that runtime was asked for and works, else None."""
+        if self.runtime != "onnx" or self._onnx is False or self.device != "cpu":
+            return None
+        if self._onnx is None:
+            from hygraph.models.onnx_runtime import UnsupportedModel, onnx_encoder
+
+            try:
+                self._onnx = onnx_encoder(self._load(), self.model_path, self.batch_size, self.dim)
+            except ModelError as exc:
+                # A model the export does not handle is no fault: PyTorch is its runtime.
+                say = log.info if isinstance(exc, UnsupportedModel) else log.warning
+                say("embedder %s stays on PyTorch: %s", self.name, exc)
+                self._onnx = False
+                return None
+        return self._onnx
 
     def _autocast(self, precision: str) -> Any:
         """The autocast context of ``precision`` (fp32: none)."""
