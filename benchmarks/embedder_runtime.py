@@ -106,11 +106,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     texts = load_texts(args.data, args.chunks)
-    torch_run = measure(bundled_minilm(), texts)
+    path = bundled_minilm().model_path
+    torch_run = measure(SentenceTransformerEmbedder(path, runtime="torch"), texts)
     with tempfile.TemporaryDirectory() as onnx_dir:
-        os.environ.setdefault("HYGRAPH_ONNX_DIR", onnx_dir)
-        onnx = SentenceTransformerEmbedder(bundled_minilm().model_path, name=DEFAULT_EMBEDDER,
-                                           runtime="onnx")  # fmt: skip
+        os.environ.setdefault("HYGRAPH_ONNX_DIR", onnx_dir)  # a fresh export, unless set
+        onnx = SentenceTransformerEmbedder(path, name=DEFAULT_EMBEDDER, runtime="onnx")
         start = time.perf_counter()
         onnx.embed(["export"])
         export_s = time.perf_counter() - start

@@ -65,9 +65,9 @@ class SentenceTransformerEmbedder:
     ``torch.autocast``, sums and norms in float32), or ``auto`` (bf16 on a CPU that
     multiplies it natively, else fp32). :meth:`embed` takes ``precision`` per call too.
 
-    ``runtime``: ``onnx`` (the same vectors from ONNX Runtime, several times cheaper per
-    call on a CPU: :mod:`hygraph.models.onnx_runtime`) or ``torch``; None reads
-    ``$HYGRAPH_EMBEDDER_RUNTIME`` (default onnx). Calls in bf16 stay on PyTorch, and so
+    ``runtime``: ``torch``, or ``onnx`` (the same vectors from ONNX Runtime, several times
+    cheaper per call on a CPU: :mod:`hygraph.models.onnx_runtime`); None reads
+    ``$HYGRAPH_EMBEDDER_RUNTIME`` (default torch). Calls in bf16 stay on PyTorch, and so
     does a model the export does not handle, or whose export fails (with a warning).
     """
 
@@ -158,14 +158,12 @@ class SentenceTransformerEmbedder:
         if self.runtime != "onnx" or self._onnx is False or self.device != "cpu":
             return None
         if self._onnx is None:
-            from hygraph.models.onnx_runtime import UnsupportedModel, onnx_encoder
+            from hygraph.models.onnx_runtime import onnx_encoder
 
             try:
                 self._onnx = onnx_encoder(self._load(), self.model_path, self.batch_size, self.dim)
             except ModelError as exc:
-                # A model the export does not handle is no fault: PyTorch is its runtime.
-                say = log.info if isinstance(exc, UnsupportedModel) else log.warning
-                say("embedder %s stays on PyTorch: %s", self.name, exc)
+                log.warning("embedder %s stays on PyTorch: %s", self.name, exc)
                 self._onnx = False
                 return None
         return self._onnx
