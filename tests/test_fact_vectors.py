@@ -114,20 +114,51 @@ def test_only_facts_whose_triple_changed_are_embedded_again(world):
     # A new label does; then back again, which must embed the first text once more.
     for label in ("started", "founded"):
         res.store.upsert_edges([edge(ADA, BELL, label, "Ada founded Bell.", chunk)])
-        layer = FactVectors()
-        layer.embed(res, KEYS)
-        layer._write_digests(res)  # what the end of an insert does
+        FactVectors().embed(res, KEYS)
         assert counter.seen[-1:] == [f"Ada {label} Bell"]
     assert len(counter.seen) == 2
     stored = res.stored_vectors(FACT_COLLECTION, [f"{ADA}|{BELL}"])[f"{ADA}|{BELL}"]
     assert np.allclose(stored, WordEmbedder().embed(["Ada founded Bell"])[0], atol=1e-6)
     items = res.store.done_items("fact-vectors:texts")
     assert sorted(i.rpartition("\t")[0] for i in items) == sorted(stored_ids(res))  # one each
-    # An id left with two digests (a build killed before rewriting them) is embedded again.
+    # An id left with two digests (by an earlier version killed mid-build) is embedded
+    # again, and keeps one digest.
     res.store.mark_done("fact-vectors:texts", [f"{ADA}|{BELL}\t{text_digest('stale')}"])
     counter.seen.clear()
     FactVectors().embed(res, KEYS)
     assert counter.seen == ["Ada founded Bell"]
+    items = res.store.done_items("fact-vectors:texts")
+    assert f"{ADA}|{BELL}\t{text_digest('Ada founded Bell')}" in items
+    assert sorted(i.rpartition("\t")[0] for i in items) == sorted(stored_ids(res))
+
+
+def test_the_digests_are_read_once_while_no_other_connection_writes(world, monkeypatch):
+    """An insert into a large index reads only what changed: the layer keeps the digests
+    between inserts, and reads them again once another connection has written."""
+    from hygraph.graph.store import GraphStore
+
+    res, counter, chunk = world
+    reads = []
+    done_items = res.store.done_items
+    monkeypatch.setattr(res.store, "done_items",
+                        lambda task: reads.append(task) or done_items(task))  # fmt: skip
+    layer = FactVectors()
+    layer.embed(res, KEYS)
+    res.store.upsert_edges([edge(ADA, BELL, "started", "Ada started Bell.", chunk)])
+    layer.embed(res, KEYS)  # this store's own writes: the kept digests stay good
+    assert reads.count("fact-vectors:texts") == 1
+    assert counter.seen[-1] == "Ada started Bell"
+    # Another connection changes the label back and records the digest: read again.
+    other = GraphStore(res.store.path)
+    other.upsert_edges([edge(ADA, BELL, "founded", "Ada founded Bell.", chunk)])
+    item = f"{ADA}|{BELL}\t{text_digest('Ada founded Bell')}"
+    other.unmark_done("fact-vectors:texts", [f"{ADA}|{BELL}\t{text_digest('Ada started Bell')}"])
+    other.mark_done("fact-vectors:texts", [item])
+    other.close()
+    counter.seen.clear()
+    layer.embed(res, KEYS)
+    assert reads.count("fact-vectors:texts") == 2
+    assert counter.seen == []  # the other connection's digest was read: nothing to embed
 
 
 def test_reset_removes_the_vectors_and_the_progress(world):

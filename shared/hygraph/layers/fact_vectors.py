@@ -16,9 +16,11 @@ embedded once and its vector stored under every id that has it.
 Incremental: the relation edges named by new chunks are embedded again only when their
 text changed (a new chunk can change an edge's label or an entity's display name).
 The digest of the text each vector was embedded from is kept as the progress items
-``"id<TAB>digest"`` of ``fact-vectors:texts``; a build that replaced a digest rewrites
-them once at its end, and an id left with two digests (a build killed before that)
-counts as not embedded, so it is embedded again when a chunk next names it.
+``"id<TAB>digest"`` of ``fact-vectors:texts``; re-embedding an id replaces its item in
+one transaction. The layer keeps the digests it read between inserts while no other
+connection has written to the store (its ``data_version``), so an insert into a large
+index does not read them all again. An id found with two digests (left by an earlier
+version killed mid-build) counts as not embedded, and both items go when it is embedded.
 """
 
 from __future__ import annotations
@@ -71,32 +73,36 @@ class FactVectors(RelationVectors):
     texts_task: ClassVar[str] = TEXTS_TASK
 
     reads_entries = False  # the triple alone: no chunk's entries are read
-    _digests: dict[str, str] | None = None  # id → digest, read once per insert or delete
-    _replaced = False  # a digest was replaced (or found twice): rewrite the items at the end
+    _digests: dict[str, str] | None = None  # id → digest of its vector's text
+    _stale: dict[str, list[str]]  # id → its items, for ids found with two digests
+    _read_at: tuple[int, int] | None = None  # (store, data_version) the digests were read at
 
     def text(self, edge: Edge, src_name: str, dst_name: str) -> str:
         return fact_text(src_name, str(edge.data.get("label", "")), dst_name)
 
     def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
-        self._digests = None
         try:
             super().insert(res, chunk_ids)
-        finally:
-            self._write_digests(res)
+        except BaseException:
+            self._digests = None  # a failed insert: read what the store holds next time
+            raise
 
     def delete(self, res: Resources, removed: DeleteResult) -> None:
-        self._digests = None
         try:
             super().delete(res, removed)  # drops gone vectors, re-embeds touched changed edges
         finally:
-            self._known(res)
-            self._replaced = True  # keep only the digests of the ids still embedded
-            self._write_digests(res, keep=res.store.done_items(self.ids_task))
+            known = self._known(res)
+            keep = res.store.done_items(self.ids_task)  # the digests of ids still embedded
+            items = [f"{i}\t{d}" for i, d in known.items() if i in keep]
+            with res.store.transaction():
+                res.store.clear_progress(self.texts_task)
+                res.store.mark_done(self.texts_task, items)
+            self._digests = None
 
     def reset(self, res: Resources) -> None:
         super().reset(res)
         res.store.clear_progress(self.texts_task)
-        self._digests, self._replaced = None, False
+        self._digests = None
 
     def store_texts(self, res: Resources, texts: dict[str, str]) -> None:
         """Embed the facts whose text is not the one their stored vector was embedded from."""
@@ -105,28 +111,23 @@ class FactVectors(RelationVectors):
         if not todo:
             return
         super().store_texts(res, todo)  # each distinct text embedded once (upsert_vectors)
-        self._replaced |= any(i in known for i in todo)
-        known.update((i, text_digest(t)) for i, t in todo.items())
-        res.store.mark_done(self.texts_task, [f"{i}\t{known[i]}" for i in todo])
+        fresh = {i: text_digest(t) for i, t in todo.items()}
+        gone = [f"{i}\t{known[i]}" for i in todo if i in known]
+        gone += [item for i in todo for item in self._stale.pop(i, ())]
+        with res.store.transaction():
+            res.store.unmark_done(self.texts_task, gone)
+            res.store.mark_done(self.texts_task, [f"{i}\t{d}" for i, d in fresh.items()])
+        known.update(fresh)
 
     def _known(self, res: Resources) -> dict[str, str]:
-        """Id → digest of its vector's text; an id with two digests is left out (unsure)."""
-        if self._digests is None:
-            seen: dict[str, str | None] = {}
+        """Id → digest of its vector's text, read again when another connection wrote."""
+        stamp = (id(res.store), res.store.data_version())
+        if self._digests is None or self._read_at != stamp:
+            seen: dict[str, list[str]] = {}
             for item in res.store.done_items(self.texts_task):
                 rid, _, digest = item.rpartition("\t")
-                seen[rid] = None if rid in seen else digest
-            self._digests = {i: d for i, d in seen.items() if d is not None}
-            self._replaced = len(self._digests) < len(seen)
+                seen.setdefault(rid, []).append(digest)
+            self._digests = {i: d[0] for i, d in seen.items() if len(d) == 1}
+            self._stale = {i: [f"{i}\t{x}" for x in d] for i, d in seen.items() if len(d) > 1}
+            self._read_at = stamp
         return self._digests
-
-    def _write_digests(self, res: Resources, keep: set[str] | None = None) -> None:
-        """Rewrite the digest items when one was replaced (each id keeps its current one)."""
-        known, replaced = self._digests, self._replaced
-        self._digests, self._replaced = None, False
-        if known is None or not replaced:
-            return
-        items = [f"{i}\t{d}" for i, d in known.items() if keep is None or i in keep]
-        with res.store.transaction():
-            res.store.clear_progress(self.texts_task)
-            res.store.mark_done(self.texts_task, items)
