@@ -175,6 +175,52 @@ def test_chunks_not_done_are_found_by_the_database_in_the_order_added(store_loca
     assert store.done_among("embed", many) == set(many[::2])
 
 
+def test_chunks_not_done_stays_right_past_its_marks(store_location):
+    """``chunks_not_done`` remembers where every earlier chunk was done and looks only
+    past it; removed items, deleted chunks, a rolled-back transaction and another
+    connection's writes must still show."""
+    location = store_location()
+    store = open_store(location)
+    ids = []
+    for name in "abc":
+        _, chunks = _doc(name, f"{name} one")
+        store.add_document(*_doc(name, f"{name} one"))
+        ids += [c.id for c in chunks]
+    store.mark_done("t", ids)
+    assert store.chunks_not_done("t") == []  # every chunk done: the mark sits on the last
+    store.add_document(*_doc("d", "d one"))
+    new = [c.id for c in _doc("d", "d one")[1]]
+    assert store.chunks_not_done("t") == new
+    store.mark_done("t", new)
+    assert store.chunks_not_done("t") == []
+    # A removed item is pending again (its mark forgotten).
+    store.unmark_done("t", [ids[0]])
+    assert store.chunks_not_done("t") == [ids[0]]
+    store.mark_done("t", [ids[0]])
+    assert store.chunks_not_done("t") == []
+    store.clear_progress("t")
+    assert store.chunks_not_done("t") == ids + new
+    store.mark_done("t", ids + new)
+    assert store.chunks_not_done("t") == []
+    # The last chunk deleted and a new one added: SQLite may give it the same row number.
+    store.delete_document("d")
+    store.add_document(*_doc("e", "e one"))
+    added = [c.id for c in _doc("e", "e one")[1]]
+    assert store.chunks_not_done("t") == added
+    store.mark_done("t", added)
+    # What a transaction read and then rolled back sets no mark.
+    with pytest.raises(RuntimeError), store.transaction():
+        store.add_document(*_doc("f", "f one"))
+        assert store.chunks_not_done("t") == [c.id for c in _doc("f", "f one")[1]]
+        raise RuntimeError("rolled back")
+    assert store.chunks_not_done("t") == []
+    # Another connection removes an item: seen at once.
+    other = open_store(location)
+    other.unmark_done("t", [ids[1]])
+    other.close()
+    assert store.chunks_not_done("t") == [ids[1]]
+
+
 def test_graph_view_hand_checked(store_location):
     """The read view: symmetric weighted adjacency, links by kind, provenance, relationships;
     one view per store version (a write replaces it)."""

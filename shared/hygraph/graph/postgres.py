@@ -189,6 +189,8 @@ class PostgresGraphStore(GraphStore):
         self.read_only = read_only
         self._lock = threading.RLock()
         self._depth = 0
+        self._done_below: dict[str, int] = {}  # chunks_not_done's marks (GraphStore's)
+        self._done_below_at: int | None = None
         self._version_key: tuple[int, int] | None = None
         self._version = (0, 0, 0)
         self._chunk_ids: tuple[tuple[int, int], list[str]] | None = None
