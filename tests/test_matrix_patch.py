@@ -114,3 +114,21 @@ def test_another_writer_makes_the_next_build_read_everything(tmp_path, minilm, m
         found, whole = _whole(index, "chunks")
         np.testing.assert_allclose(matrix, whole, atol=1e-6)
         assert matrix[ids.index(some[0])] @ (vector[0] / np.linalg.norm(vector[0])) < -0.99
+
+
+def test_base_rows_by_prefix_agree_with_the_dictionary():
+    """An insert appends ids: the rows are found by one prefix comparison, and agree with
+    the general lookup in every case (changed ids, reordered ids, many changes)."""
+    from hygraph.resources import Resources
+
+    base = [f"c{i}" for i in range(200)]
+    cases = [
+        (base + ["n1", "n2"], {"c5", "gone"}),  # appended, two changed (one not there)
+        (base[:100] + ["n1"] + base[100:], {"c5"}),  # not a prefix: the dictionary
+        (base + ["n1"], {f"c{i}" for i in range(100)}),  # many changed: the dictionary
+        (base[:50], set()),  # fewer than the base: the dictionary
+    ]
+    for wanted, changed in cases:
+        rows = Resources._base_rows(base, wanted, changed)
+        expected = [-1 if i in changed or i not in base else base.index(i) for i in wanted]
+        assert rows.tolist() == expected

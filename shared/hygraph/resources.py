@@ -435,10 +435,7 @@ class Resources:
         changed = since(collection, base[0])
         if changed is None:
             return None
-        # Vectorised: at 30,000 rows, per-id Python tuples cost a tenth of a second an insert.
-        row = {i: n for n, i in enumerate(base[1])}
-        old = np.fromiter((-1 if i in changed else row.get(i, -1) for i in wanted),
-                          dtype=np.int64, count=len(wanted))  # fmt: skip
+        old = self._base_rows(base[1], wanted, changed)
         fresh_at = np.flatnonzero(old < 0)
         fresh = [wanted[k] for k in fresh_at]
         found, read = self.vector_matrix(collection, fresh, release=True)
@@ -457,6 +454,27 @@ class Resources:
         if found:
             matrix[new >= 0] = _unit_rows(read)[new[new >= 0]]
         return list(out_ids), matrix
+
+    @staticmethod
+    def _base_rows(base_ids: Sequence[str], wanted: list[str], changed: set[str]) -> np.ndarray:
+        """For each of ``wanted``, its row in the base matrix of ``base_ids``; -1 for ids not
+        there or ``changed`` since. An insert appends: when ``wanted`` starts with the base's
+        ids (one comparison in C) only the few changed ones are looked up; otherwise one
+        dictionary over the base (at 30,000 rows, per-id Python tuples had cost a tenth of
+        a second an insert, the dictionary still costs about 0.05 s)."""
+        k = len(base_ids)
+        if isinstance(base_ids, list) and len(changed) <= 64 and wanted[:k] == base_ids:
+            old = np.full(len(wanted), -1, dtype=np.int64)
+            old[:k] = np.arange(k)
+            for i in changed:
+                try:
+                    old[base_ids.index(i)] = -1
+                except ValueError:
+                    pass
+            return old
+        row = {i: n for n, i in enumerate(base_ids)}
+        return np.fromiter((-1 if i in changed else row.get(i, -1) for i in wanted),
+                           dtype=np.int64, count=len(wanted))  # fmt: skip
 
     def kept_matrix(
         self,
