@@ -139,11 +139,11 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
-        autocast = self._autocast(precision or self.precision)
-        onnx = self._onnx_encoder() if isinstance(autocast, contextlib.nullcontext) else None
+        bf16 = self._bf16(precision or self.precision)
+        onnx = None if bf16 else self._onnx_encoder()
         if onnx is not None:
             return _normalise(onnx.encode([str(t) for t in texts]))
-        with autocast:
+        with self._autocast(bf16):
             vectors = model.encode(
                 list(texts),
                 batch_size=self.batch_size,
@@ -168,13 +168,17 @@ class SentenceTransformerEmbedder:
                 return None
         return self._onnx
 
-    def _autocast(self, precision: str) -> Any:
-        """The autocast context of ``precision`` (fp32: none)."""
+    def _bf16(self, precision: str) -> bool:
+        """Whether a call at ``precision`` multiplies in bfloat16 (auto: where native)."""
         if precision not in PRECISIONS:
             raise ConfigError(f"precision must be one of {', '.join(PRECISIONS)}")
         if self.device != "cpu" or precision == "fp32":
-            return contextlib.nullcontext()
-        if precision == "auto" and not cpu_has_bf16():
+            return False
+        return precision == "bf16" or cpu_has_bf16()
+
+    def _autocast(self, bf16: bool) -> Any:
+        """The autocast context of a call (none in fp32)."""
+        if not bf16:
             return contextlib.nullcontext()
         import torch
 

@@ -4,7 +4,7 @@ Chosen with ``$HYGRAPH_EMBEDDER_RUNTIME=onnx`` (or ``runtime="onnx"``); PyTorch 
 default. Why: on a CPU, PyTorch spends about 20 ms on every call of all-MiniLM-L6-v2 whatever it
 embeds (one question, one chunk, the eight entity names of a new document), and a build
 or an insert makes many small calls. ONNX Runtime runs the same graph, with attention,
-GELU and layer norms fused, in about 4 ms a call and faster on short texts
+GELU and layer norms fused, in about 5 ms a call and faster on short texts
 (``benchmarks/results/embedder-runtime.md``). The vectors are the model's own: the
 export is checked against the PyTorch forward on :data:`PROBES` and refused below
 :data:`AGREEMENT` cosine, in which case the embedder keeps PyTorch.
