@@ -62,6 +62,14 @@ class WalkGraph:
         return transition_transpose(self.adjacency)
 
     @cached_property
+    def ordered_transposed(self) -> Any:
+        """``P^T`` renumbered for locality with its threaded product, or None where the
+        graph is too small for it to pay (:mod:`hygraph.graph.algorithms.ordered`)."""
+        from hygraph.graph.algorithms.ordered import ordered_transpose
+
+        return ordered_transpose(self.transposed)
+
+    @cached_property
     def dangling(self) -> Any:
         """Mask of nodes without edges (their walk mass restarts at the seeds)."""
         return np.asarray(self.adjacency.sum(axis=1)).ravel() == 0

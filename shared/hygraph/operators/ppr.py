@@ -184,7 +184,8 @@ def ppr(
         return
     scores = personalized_pagerank(None, reset, damping=damping,
                                    transposed=walk.graph.transposed,
-                                   dangling=walk.graph.dangling)  # fmt: skip
+                                   dangling=walk.graph.dangling,
+                                   ordered=walk.graph.ordered_transposed)  # fmt: skip
     state.subgraph["ppr"] = scores
     state.nodes = [Scored(i, s, score=s) for i, s in _ranked(walk.graph.ids, scores, k)]
 
@@ -532,6 +533,7 @@ def passage_ppr(
     reset[at[chosen]] += passage_weight * normalised
     scores = personalized_pagerank(None, reset, damping=damping,
                                    transposed=walk.graph.transposed,
-                                   dangling=walk.graph.dangling)  # fmt: skip
+                                   dangling=walk.graph.dangling,
+                                   ordered=walk.graph.ordered_transposed)  # fmt: skip
     scores = np.where(walk.is_chunk, scores, 0.0)
     state.chunks = _ranked(walk.graph.ids, scores, depth)

@@ -23,9 +23,13 @@ once per graph version (:func:`transition_transpose`) and reused across queries.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import sparse
+
+if TYPE_CHECKING:
+    from hygraph.graph.algorithms.ordered import OrderedTranspose
 
 SHALLOW_MODES = ("restart", "lazy")
 
@@ -48,6 +52,7 @@ def personalized_pagerank(
     max_iterations: int = 100,
     transposed: sparse.csr_matrix | None = None,
     dangling: np.ndarray | None = None,
+    ordered: OrderedTranspose | None = None,
 ) -> np.ndarray:
     """PPR scores for every node, given a row-stochastic ``transition`` and seed weights.
 
@@ -60,6 +65,9 @@ def personalized_pagerank(
         transposed, dangling: ``transition.T`` as CSR and the mask of its zero rows, when
             the caller keeps them per graph (they are computed here otherwise). With
             both, ``transition`` may be None (a graph need not keep ``P`` beside ``Pᵀ``).
+        ordered: ``transposed`` renumbered for locality
+            (:func:`~hygraph.graph.algorithms.ordered.ordered_transpose`), walked in its
+            place; ``seeds``, ``dangling`` and the scores keep the caller's positions.
     """
     if transition is None and (transposed is None or dangling is None):
         raise ValueError("personalized_pagerank needs transition, or transposed and dangling")
@@ -88,7 +96,14 @@ def personalized_pagerank(
     # computes, in three buffers made once (no arrays allocated per step) and with the
     # sparse product written into one (scipy's own kernel, without its per-call checks).
     dangling_at = np.flatnonzero(dangling) if dangling.dtype == bool else np.asarray(dangling)
-    matvec = _matvec_into(forward)
+    if ordered is not None:  # walk in the renumbering; positions go back at the end
+        reset = reset[ordered.order]
+        back = np.empty_like(ordered.order)
+        back[ordered.order] = np.arange(len(ordered.order))
+        dangling_at = np.sort(back[dangling_at])
+        matvec = ordered.matvec
+    else:
+        matvec = _matvec_into(forward)
     restart = (1.0 - damping) * reset
     p = reset.copy()
     new = np.empty(n, dtype=np.float64)
@@ -109,7 +124,7 @@ def personalized_pagerank(
         p, new = new, p
         if done:
             break
-    return p
+    return p[back] if ordered is not None else p
 
 
 def _matvec_into(matrix: sparse.csr_matrix) -> Callable[[np.ndarray, np.ndarray], None]:
