@@ -101,3 +101,22 @@ def test_a_walk_graph_keeps_its_renumbering():
     graph = WalkGraph([str(i) for i in range(3_000)], {str(i): i for i in range(3_000)}, adjacency)
     assert graph.ordered_transposed is graph.ordered_transposed
     assert graph.ordered_transposed.matrix.nnz == graph.transposed.nnz
+
+
+def test_a_large_graph_keeps_its_numbering_but_walks_on_threads(monkeypatch):
+    """Above the renumbering bound the order is the identity (no reverse Cuthill-McKee
+    pass per graph version) and the scores are the plain walk's."""
+    import hygraph.graph.algorithms.ordered as ordered_module
+    from hygraph.graph.algorithms.ppr import transition_transpose
+
+    monkeypatch.setattr(ordered_module, "RENUMBER_UP_TO", 30_000)
+    adjacency = _scattered_graph(3_000, 20_000, seed=8)
+    transposed = transition_transpose(adjacency)
+    assert transposed.nnz > 30_000
+    ordered = ordered_module.ordered_transpose(transposed)
+    assert ordered is not None and np.array_equal(ordered.order, np.arange(3_000))
+    dangling = np.asarray(adjacency.sum(axis=1)).ravel() == 0
+    plain = personalized_pagerank(None, {1: 1.0}, transposed=transposed, dangling=dangling)
+    walked = personalized_pagerank(None, {1: 1.0}, transposed=transposed, dangling=dangling,
+                                   ordered=ordered)  # fmt: skip
+    np.testing.assert_allclose(walked, plain, rtol=1e-12, atol=1e-15)
