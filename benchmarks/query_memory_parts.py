@@ -33,8 +33,8 @@ def main() -> None:
     from hygraph import GraphIndex
     from hygraph.graph.ppr_views import passage_walk
     from hygraph.graph.view import graph_view
+    from hygraph.kept_matrices import MATRIX_DIR
     from hygraph.operators.ppr import collection_matrix
-    from hygraph.resources import MATRIX_DIR
 
     questions = [json.loads(x)["question"] for x in args.questions.read_text().splitlines()]
     rows = []

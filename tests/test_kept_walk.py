@@ -16,7 +16,7 @@ from hygraph.graph.ppr_views import keep_passage_walk, passage_walk
 from hygraph.graph.store import GraphStore, Node
 from hygraph.graph.view import GraphView
 from hygraph.ingest import Document
-from hygraph.resources import MATRIX_DIR
+from hygraph.kept_matrices import MATRIX_DIR
 
 
 def test_generation_counts_write_transactions_only(tmp_path):

@@ -21,12 +21,12 @@ from hygraph.graph.algorithms.ppr import personalized_pagerank, symmetric_adjace
 from hygraph.graph.ppr_views import passage_walk
 from hygraph.graph.view import graph_view
 from hygraph.ingest import Document
+from hygraph.kept_matrices import MATRIX_DIR
 from hygraph.methods.base import get_method
 from hygraph.operators import passage_prior
 from hygraph.operators.ppr import keep_query_matrices
 from hygraph.operators.recipe import settings
 from hygraph.operators.state import State
-from hygraph.resources import MATRIX_DIR
 
 # 0-1-2-3 a path, 1-4 a branch weighing 2, 3-5 and 4-5 closing a cycle; 6 alone.
 EDGES = [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0), (1, 4, 2.0), (3, 5, 1.0), (4, 5, 0.5)]

@@ -119,7 +119,7 @@ def test_another_writer_makes_the_next_build_read_everything(tmp_path, minilm, m
 def test_base_rows_by_prefix_agree_with_the_dictionary():
     """An insert appends ids: the rows are found by one prefix comparison, and agree with
     the general lookup in every case (changed ids, reordered ids, many changes)."""
-    from hygraph.resources import Resources
+    from hygraph.kept_matrices import KeptMatrices
 
     base = [f"c{i}" for i in range(200)]
     cases = [
@@ -129,6 +129,6 @@ def test_base_rows_by_prefix_agree_with_the_dictionary():
         (base[:50], set()),  # fewer than the base: the dictionary
     ]
     for wanted, changed in cases:
-        rows = Resources._base_rows(base, wanted, changed)
+        rows = KeptMatrices._base_rows(base, wanted, changed)
         expected = [-1 if i in changed or i not in base else base.index(i) for i in wanted]
         assert rows.tolist() == expected

@@ -33,9 +33,9 @@ from hygraph.graph.kinds import EdgeKind
 from hygraph.graph.ppr_views import passage_walk
 from hygraph.graph.store import Edge, GraphStore, Node
 from hygraph.graph.view import graph_view
+from hygraph.kept_matrices import MATRIX_DIR
 from hygraph.operators.ppr import EDGE_COLLECTIONS, _best, _ranked, _top, exact_scores
 from hygraph.operators.state import State
-from hygraph.resources import MATRIX_DIR
 from hygraph.vectors import edge as edge_backend
 from hygraph.vectors import open_vector_index
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from hygraph.errors import IndexMismatchError
 from hygraph.graph.store import GraphStore
+from hygraph.kept_matrices import KeptMatrices
 from hygraph.manifest import Manifest
 from hygraph.models.base import LLM, Embedder, Message
 from hygraph.models.cache import DiskCache
@@ -39,9 +40,6 @@ EMBED_BATCH = 256
 LLM_CONCURRENCY = 8
 #: Seconds a retrieval-time LLM call may take before retrieval goes on without it.
 RETRIEVAL_LLM_TIMEOUT = 20.0
-#: Where :meth:`Resources.unit_matrix` keeps whole collections' matrices (index folder).
-MATRIX_DIR = "vector-matrices"
-MATRIX_FORMAT = 1  # part of each matrix file's key: a new layout never reads an old file
 
 
 class Resources:
@@ -100,8 +98,11 @@ class Resources:
         self.extractor_override = extractor
         self.llm_in_retrieval = llm_in_retrieval
         self.retrieval_timeout = retrieval_timeout
-        #: Per collection, the last unit matrix made or read: (write token, ids, rows).
-        self._unit_bases: dict[str, tuple[str, list[str], np.ndarray]] = {}
+        #: The whole-collection matrices kept beside the index (:mod:`hygraph.kept_matrices`).
+        # (read through this object at each call, so that a replaced reader is the one used)
+        self.matrices = KeptMatrices(
+            path, store, vectors, lambda *a, **k: self.vector_matrix(*a, **k)
+        )
         self._extractor: Any = None
 
     # -- models -------------------------------------------------------------------------
@@ -369,141 +370,20 @@ class Resources:
         return -worst[0].score if worst else None
 
     def vector_stamp(self, collection: str) -> str | None:
-        """A token that changes whenever ``collection`` is written, by any process.
-
-        The embedded backend keeps one per collection. A Qdrant server keeps none; there
-        the graph store's commit counter stands for it: this index writes its vectors
-        only inside a build or a delete, each of which commits to the store right after
-        (the progress of what was embedded, the delete's journal), so the counter moves
-        with every write and a matrix made in between is replaced at that commit.
-        """
-        stamp = getattr(self.vectors, "stamp", None)
-        if stamp is not None:
-            return str(stamp(collection))
-        return f"store-{self.store.generation()}"
+        """:meth:`hygraph.kept_matrices.KeptMatrices.vector_stamp`."""
+        return self.matrices.vector_stamp(collection)
 
     def unit_matrix(
         self, collection: str, version: Any, ids: Callable[[], Sequence[str]]
     ) -> tuple[list[str], np.ndarray]:
-        """The stored vectors of ``ids()``, unit-normalised, as the rows of one float32 matrix.
-
-        For scoring a query against a whole collection (:func:`hygraph.operators.ppr.
-        exact_scores`). Ids without a vector are left out. Where there is a write token
-        (:meth:`vector_stamp`), the matrix is also kept
-        on disk, in ``vector-matrices/`` under the index folder (deleted with it), under
-        a name made of the collection, ``version`` (the graph version ``ids()`` was
-        read at) and the token, which is read before the vectors are: a write to the
-        collection or to the graph gives a new name, so a stale matrix is never read,
-        and a later process maps the file instead of reading every vector back from
-        Qdrant (seconds at 30,000 facts, and the collection's shard need not be loaded).
-        The file is written once and replaced, never changed, so readers need no lock;
-        older matrices of the collection are removed when a new one is written.
-        """
-        stamp = self.vector_stamp(collection)
-
-        def make() -> tuple[list[str], np.ndarray]:
-            wanted = list(ids())
-            patched = self._patched_matrix(collection, wanted)
-            if patched is not None:
-                return patched
-            found, matrix = self.vector_matrix(collection, wanted, release=True)
-            if not found:
-                return [], np.zeros((0, 0), dtype=np.float32)
-            return found, _unit_rows(matrix)
-
-        if stamp is None:
-            return make()
-        kept = self.kept_matrix(collection, [list(version), stamp], make)
-        assert kept is not None
-        self._unit_bases[collection] = (stamp, kept[0], kept[1])
-        return kept
-
-    def _patched_matrix(
-        self, collection: str, wanted: list[str]
-    ) -> tuple[list[str], np.ndarray] | None:
-        """:meth:`unit_matrix`'s rows for ``wanted`` from the last matrix of ``collection``
-        this process made or read, reading back only the vectors written since.
-
-        None when there is no such matrix, or when something other than this process's
-        vector index wrote to the collection since (its write journal cannot tell what).
-        An insert of one document reads its few vectors instead of the whole collection.
-        """
-        base = self._unit_bases.get(collection)
-        since = getattr(self.vectors, "written_since", None)
-        if base is None or since is None:
-            return None
-        changed = since(collection, base[0])
-        if changed is None:
-            return None
-        old = self._base_rows(base[1], wanted, changed)
-        fresh_at = np.flatnonzero(old < 0)
-        fresh = [wanted[k] for k in fresh_at]
-        found, read = self.vector_matrix(collection, fresh, release=True)
-        new_row = {i: n for n, i in enumerate(found)}
-        new = np.full(len(wanted), -1, dtype=np.int64)
-        new[fresh_at] = [new_row.get(i, -1) for i in fresh]
-        keep = (old >= 0) | (new >= 0)  # a fresh id without a vector is left out
-        out_ids = wanted if keep.all() else [wanted[k] for k in np.flatnonzero(keep)]
-        if not out_ids:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        old, new = old[keep], new[keep]
-        dim = base[2].shape[1] if len(base[1]) else read.shape[1]
-        matrix = np.empty((len(out_ids), dim), dtype=np.float32)
-        if (old >= 0).any():
-            matrix[old >= 0] = base[2][old[old >= 0]]
-        if found:
-            matrix[new >= 0] = _unit_rows(read)[new[new >= 0]]
-        return list(out_ids), matrix
-
-    @staticmethod
-    def _base_rows(base_ids: Sequence[str], wanted: list[str], changed: set[str]) -> np.ndarray:
-        """For each of ``wanted``, its row in the base matrix of ``base_ids``; -1 for ids not
-        there or ``changed`` since. An insert appends: when ``wanted`` starts with the base's
-        ids (one comparison in C) only the few changed ones are looked up; otherwise one
-        dictionary over the base (at 30,000 rows, per-id Python tuples had cost a tenth of
-        a second an insert, the dictionary still costs about 0.05 s)."""
-        k = len(base_ids)
-        if isinstance(base_ids, list) and len(changed) <= 64 and wanted[:k] == base_ids:
-            old = np.full(len(wanted), -1, dtype=np.int64)
-            old[:k] = np.arange(k)
-            for i in changed:
-                try:
-                    old[base_ids.index(i)] = -1
-                except ValueError:
-                    pass
-            return old
-        row = {i: n for n, i in enumerate(base_ids)}
-        return np.fromiter((-1 if i in changed else row.get(i, -1) for i in wanted),
-                           dtype=np.int64, count=len(wanted))  # fmt: skip
+        """:meth:`hygraph.kept_matrices.KeptMatrices.unit_matrix`."""
+        return self.matrices.unit_matrix(collection, version, ids)
 
     def kept_matrix(
-        self,
-        name: str,
-        key: list[Any],
-        make: Callable[[], tuple[list[str], np.ndarray]] | None,
+        self, name: str, key: list[Any], make: Callable[[], tuple[list[str], np.ndarray]] | None
     ) -> tuple[list[str], np.ndarray] | None:
-        """A derived matrix kept on disk in ``vector-matrices/`` under ``name`` and ``key``.
-
-        Returns the kept ``(ids, matrix)`` (memory-mapped) when one was written under
-        this key; otherwise ``make()``'s, written for later processes (not when empty or
-        on a read-only folder), or None without ``make``. The key must change whenever
-        what the matrix is derived from does (a graph version, a collection's write
-        token, the parameters). Written once and replaced, never changed, so readers
-        need no lock; ``name``'s older matrices are removed when a new one is written.
-        """
-        import json
-
-        from hygraph.graph.kept import kept_stem
-
-        full = json.dumps([MATRIX_FORMAT, name, *key])
-        stem = kept_stem(self.path / MATRIX_DIR, name, full)
-        cached = _read_matrix(stem, full)
-        if cached is not None or make is None:
-            return cached
-        found, matrix = make()
-        if found:
-            _write_matrix(stem, full, found, matrix)
-        return found, matrix
+        """:meth:`hygraph.kept_matrices.KeptMatrices.kept_matrix`."""
+        return self.matrices.kept_matrix(name, key, make)
 
     # -- chunks -------------------------------------------------------------------------
 
@@ -535,33 +415,3 @@ class Resources:
             return self.layers[name]
         except KeyError:
             raise KeyError(f"layer {name!r} is not available in this index") from None
-
-
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    """``matrix`` with each row divided by its norm (zero rows stay zero), in place."""
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    np.divide(matrix, np.where(norms > 0, norms, 1.0), out=matrix)
-    return matrix
-
-
-def _read_matrix(stem: Path, key: str) -> tuple[list[str], np.ndarray] | None:
-    """The ids and (memory-mapped) matrix kept under ``stem`` for ``key``, or None."""
-    from hygraph.graph.kept import read_ids
-
-    ids = read_ids(stem, key)
-    if ids is None:
-        return None
-    try:
-        matrix = np.load(f"{stem}.npy", mmap_mode="r")
-    except (OSError, ValueError):
-        return None
-    if matrix.ndim != 2 or matrix.shape[0] != len(ids):
-        return None
-    return ids, matrix
-
-
-def _write_matrix(stem: Path, key: str, ids: list[str], matrix: np.ndarray) -> None:
-    """Keep ``ids`` and ``matrix`` under ``stem`` (:func:`hygraph.graph.kept.write_kept`)."""
-    from hygraph.graph.kept import write_kept
-
-    write_kept(stem, key, ids, ".npy", lambda fh: np.save(fh, matrix))

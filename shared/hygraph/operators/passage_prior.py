@@ -40,13 +40,13 @@ the restart mass, and the graph is small): below :data:`MIN_CHUNKS` passages que
 the whole graph and no matrix is written.
 
 The matrix depends on the graph, the chunk vectors and the walk's settings, and is kept
-on disk beside the index (:meth:`~hygraph.resources.Resources.kept_matrix`). A build
+on disk beside the index (:meth:`~hygraph.kept_matrices.KeptMatrices.kept_matrix`). A build
 writes it; an insert that adds less than :data:`REFRESH_SHARE` of the index's chunks
 does not (the solve costs about as much as 20 whole-graph walks per block of columns,
 more than such an insert), and until a later build writes it again queries walk the
 whole graph as before. Where the vectors live on a Qdrant server, the file is keyed by
 the graph store's commit counter instead of the collection's write token
-(:meth:`~hygraph.resources.Resources.vector_stamp`).
+(:meth:`~hygraph.kept_matrices.KeptMatrices.vector_stamp`).
 """
 
 from __future__ import annotations

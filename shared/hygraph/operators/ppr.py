@@ -249,7 +249,7 @@ def exact_scores(
     (``relations``, ``facts``: :data:`EDGE_COLLECTIONS`) the relation edges in store
     order, each ``"src|dst"``; ids without a vector are left out. The unit-normalised
     vectors are read once per graph version and write to the collection
-    (:meth:`~hygraph.resources.Resources.unit_matrix`, kept on disk for later
+    (:meth:`~hygraph.kept_matrices.KeptMatrices.unit_matrix`, kept on disk for later
     processes), and one matrix product scores them all (a few milliseconds at 30,000
     facts).
     """
@@ -269,7 +269,7 @@ def collection_matrix(res: Resources, view: Any, collection: str) -> tuple[list[
     """The unit rows :func:`exact_scores` multiplies: read once per graph version and write.
 
     Kept in the process (``view.memo_current``) and on disk beside the index
-    (:meth:`~hygraph.resources.Resources.unit_matrix`).
+    (:meth:`~hygraph.kept_matrices.KeptMatrices.unit_matrix`).
     """
     stamp = res.vector_stamp(collection)
     written = stamp if stamp is not None else res.vectors.count(collection)
@@ -315,8 +315,8 @@ def keep_query_matrices(
         collection_matrix(res, view, collection)
     if walks and "chunks" in kept:
         from hygraph.graph.ppr_views import keep_passage_walk, passage_walk
+        from hygraph.kept_matrices import MATRIX_DIR
         from hygraph.operators.passage_prior import prior_matrix
-        from hygraph.resources import MATRIX_DIR
 
         walked = {
             (float(p["damping"]), bool(p["synonyms"]), float(p["pair_factor"]))
@@ -477,8 +477,8 @@ def passage_ppr(
     """
     from hygraph.graph.algorithms.ppr import personalized_pagerank
     from hygraph.graph.ppr_views import passage_walk
+    from hygraph.kept_matrices import MATRIX_DIR
     from hygraph.operators.passage_prior import prior_matrix, walk_scores
-    from hygraph.resources import MATRIX_DIR
 
     walk = passage_walk(state.view(res), synonyms=synonyms, pair_factor=pair_factor,
                         keep=res.path / MATRIX_DIR)  # fmt: skip

@@ -514,7 +514,7 @@ class EdgeVectorIndex:
 
         Every upsert and delete through this class replaces it once the write is in
         Qdrant's log, so a cache of the collection's vectors (see
-        :meth:`hygraph.resources.Resources.unit_matrix`) that notes the token when it is
+        :meth:`hygraph.kept_matrices.KeptMatrices.unit_matrix`) that notes the token when it is
         made, before reading them, is current while the token is the same. "" when the
         collection was never written by a version that keeps it.
         """

@@ -1,7 +1,7 @@
 """``WriteJournal``: which points this process wrote to each collection, token to token.
 
 A matrix of a collection's vectors (kept for exact scoring, see
-:meth:`hygraph.resources.Resources.unit_matrix`) is made at a write token. When the next
+:meth:`hygraph.kept_matrices.KeptMatrices.unit_matrix`) is made at a write token. When the next
 build needs it again, reading every vector back costs a third of a one-document insert;
 if every write since that token was this process's own, only the points written since
 have to be read again. The journal records each write as ``(token before, token after,
