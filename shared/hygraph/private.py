@@ -17,6 +17,7 @@ readable by others even for an instant.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -53,29 +54,29 @@ def _tighten_below(folder: str) -> None:
         entries = list(os.scandir(folder))
     except OSError:
         return
-    uid = os.getuid()
     for entry in entries:
         try:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if stat.S_ISLNK(info.st_mode) or info.st_uid != uid:
-            continue
-        if info.st_mode & OTHERS:
-            try:
-                os.chmod(entry.path, stat.S_IMODE(info.st_mode) & ~OTHERS)
-            except OSError:
-                pass
-        if stat.S_ISDIR(info.st_mode):
+        if _restricted(entry.path, info) and stat.S_ISDIR(info.st_mode):
             _tighten_below(entry.path)
 
 
 def _restrict(path: Path) -> None:
     try:
         info = path.lstat()
-        if stat.S_ISLNK(info.st_mode) or info.st_uid != os.getuid():
-            return
-        if info.st_mode & OTHERS:
-            path.chmod(stat.S_IMODE(info.st_mode) & ~OTHERS)
     except OSError:
-        pass
+        return
+    _restricted(os.fspath(path), info)
+
+
+def _restricted(path: str, info: os.stat_result) -> bool:
+    """Drop others' permissions on ``path`` (whose ``lstat`` is ``info``) when it is ours
+    and not a link; whether it was."""
+    if stat.S_ISLNK(info.st_mode) or info.st_uid != os.getuid():
+        return False
+    if info.st_mode & OTHERS:
+        with contextlib.suppress(OSError):
+            os.chmod(path, stat.S_IMODE(info.st_mode) & ~OTHERS)
+    return True
