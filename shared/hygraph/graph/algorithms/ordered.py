@@ -4,10 +4,10 @@ A power iteration spends nearly all its time in sparse matrix-vector products, a
 graph read from the store (nodes numbered by first appearance) each row's entries point
 all over the vector. Renumbering the nodes by reverse Cuthill-McKee (scipy's
 ``reverse_cuthill_mckee``) keeps a row's neighbours close together, and PyTorch's sparse
-CSR product uses every intra-op thread where scipy's uses one. On MuSiQue's passage graph
-(15,612 nodes, 98,004 entries, 2 cores) one product took 0.22 ms as read, 0.14 ms
-renumbered, 0.064 ms as read on PyTorch and 0.059 ms renumbered on PyTorch; a whole
-walk inside a query process 10.5 ms as read, 7.7 ms on PyTorch, 7.0-7.4 ms both.
+CSR product uses every intra-op thread where scipy's uses one. On MuSiQue's passage
+graphs (2 cores) one walk took 5.84 → 4.22 ms (offline extraction) and 8.14 → 4.96 ms
+(precomputed) with the same top 50 on every question
+(``benchmarks/walk_product.py``, ``benchmarks/results/walk-renumbered.md``).
 
 The walk itself is unchanged: the caller's vectors are permuted in and the result out
 (:func:`hygraph.graph.algorithms.ppr.personalized_pagerank` does it), so positions,
@@ -28,16 +28,18 @@ from scipy import sparse
 #: numbering to pay (scipy's kernel on the graph as read is used).
 ORDER_FROM = 20_000
 #: Above this many entries the nodes keep their numbering (threads only): renumbering
-#: costs about 0.4 s a million entries, paid again for every new version of the graph,
-#: while it saves a few percent of a product over what the threads save.
+#: grows with the entries and is paid again for every new version of the graph (an
+#: insert), while most of what it saves the threads save too.
 RENUMBER_UP_TO = 1_000_000
 
 
 @dataclass(frozen=True)
 class OrderedTranspose:
-    """``Pᵀ`` with its nodes renumbered: new position ``i`` is old position ``order[i]``."""
+    """``Pᵀ`` with its nodes renumbered: new position ``i`` is old position ``order[i]``,
+    and old position ``j`` is new position ``back[j]``."""
 
     order: np.ndarray
+    back: np.ndarray
     matrix: sparse.csr_matrix
     #: ``f(x, out)`` setting ``out = matrix @ x`` (float64 vectors of the new numbering).
     matvec: Callable[[np.ndarray, np.ndarray], None]
@@ -54,12 +56,15 @@ def ordered_transpose(transposed: sparse.csr_matrix) -> OrderedTranspose | None:
     if matrix.nnz < ORDER_FROM:
         return None
     if matrix.nnz > RENUMBER_UP_TO:
-        return OrderedTranspose(np.arange(matrix.shape[0]), matrix, threaded_matvec(matrix))
+        same = np.arange(matrix.shape[0])
+        return OrderedTranspose(same, same, matrix, threaded_matvec(matrix))
     pattern = (matrix + matrix.T).tocsr()
     order = np.asarray(reverse_cuthill_mckee(pattern, symmetric_mode=True), dtype=np.int64)
+    back = np.empty_like(order)
+    back[order] = np.arange(len(order))
     renumbered = matrix[order][:, order].tocsr()
     renumbered.sort_indices()
-    return OrderedTranspose(order, renumbered, threaded_matvec(renumbered))
+    return OrderedTranspose(order, back, renumbered, threaded_matvec(renumbered))
 
 
 def threaded_matvec(matrix: sparse.csr_matrix) -> Callable[[np.ndarray, np.ndarray], None]:

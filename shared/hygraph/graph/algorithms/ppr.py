@@ -98,9 +98,7 @@ def personalized_pagerank(
     dangling_at = np.flatnonzero(dangling) if dangling.dtype == bool else np.asarray(dangling)
     if ordered is not None:  # walk in the renumbering; positions go back at the end
         reset = reset[ordered.order]
-        back = np.empty_like(ordered.order)
-        back[ordered.order] = np.arange(len(ordered.order))
-        dangling_at = np.sort(back[dangling_at])
+        dangling_at = np.sort(ordered.back[dangling_at])
         matvec = ordered.matvec
     else:
         matvec = _matvec_into(forward)
@@ -124,7 +122,7 @@ def personalized_pagerank(
         p, new = new, p
         if done:
             break
-    return p[back] if ordered is not None else p
+    return p[ordered.back] if ordered is not None else p
 
 
 def _matvec_into(matrix: sparse.csr_matrix) -> Callable[[np.ndarray, np.ndarray], None]:
