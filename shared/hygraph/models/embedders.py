@@ -27,6 +27,7 @@ import numpy as np
 from hygraph.errors import ConfigError, ModelError
 from hygraph.models.base import Embedder
 from hygraph.models.cache import DiskCache, cache_key
+from hygraph.models.mean_pooled import encode_batches
 from hygraph.secrets import register_secret
 from hygraph.usage import UsageTracker
 
@@ -143,7 +144,13 @@ class SentenceTransformerEmbedder:
         onnx = None if bf16 else self._onnx_encoder()
         if onnx is not None:
             return _normalise(onnx.encode([str(t) for t in texts]))
+        forward = self._torch_forward()
         with self._autocast(bf16):
+            if forward is not None:
+                return _normalise(
+                    encode_batches(model, [str(t) for t in texts], self.batch_size,
+                                   self.dim, forward)
+                )  # fmt: skip
             vectors = model.encode(
                 list(texts),
                 batch_size=self.batch_size,
@@ -152,6 +159,17 @@ class SentenceTransformerEmbedder:
                 show_progress_bar=False,
             )
         return _normalise(vectors)
+
+    def _torch_forward(self) -> Any:
+        """The model's own forward pass (:mod:`hygraph.models.mean_pooled`) where it is a
+        mean-pooled BERT encoder, else None (``encode`` runs it). Checked per call: it
+        is cheap, and a caller may have changed the loaded model."""
+        from hygraph.models.mean_pooled import UnsupportedModel, supported_bert, torch_forward
+
+        try:
+            return torch_forward(supported_bert(self._load()))
+        except UnsupportedModel:
+            return None
 
     def _onnx_encoder(self) -> Any:
         """The ONNX Runtime encoder when that runtime was asked for and works, else None."""

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from hygraph.errors import ModelError
+from hygraph.models.mean_pooled import encode_batches, supported_bert
 
 log = logging.getLogger("hygraph")
 
@@ -56,10 +57,6 @@ PROBES = (
 )
 #: Bump when the exported graph changes (its inputs, pooling or optimisation).
 EXPORT_FORMAT = 1
-
-
-class UnsupportedModel(ModelError):
-    """The model is not one this export handles (it runs on PyTorch)."""
 
 
 def requested_runtime(value: str | None = None) -> str:
@@ -100,29 +97,13 @@ def _model_digest(model_path: str) -> str:
     return digest.hexdigest()[:20]
 
 
-def _check_supported(model: Any) -> Any:
-    """The model's BERT module, if this export handles the model (else ModelError)."""
-    modules = list(model)
-    names = [type(m).__name__ for m in modules]
-    if names[:2] != ["Transformer", "Pooling"] or any(n != "Normalize" for n in names[2:]):
-        raise UnsupportedModel(
-            f"ONNX export handles Transformer + Pooling (+ Normalize), not {names}"
-        )
-    if getattr(modules[1], "pooling_mode", None) != "mean":
-        raise UnsupportedModel("ONNX export handles mean pooling only")
-    bert = modules[0].auto_model
-    if getattr(bert.config, "model_type", None) != "bert":
-        raise UnsupportedModel(f"ONNX export handles BERT encoders, not {bert.config.model_type!r}")
-    return bert
-
-
 def _export(model: Any, target: Path, check: Callable[[Path], None]) -> None:
     """Write ``model``'s forward pass with mean pooling to ``target`` (optimised, atomic);
     ``check`` is called on the finished file before it takes ``target``'s name."""
     import torch
     from onnxruntime.transformers import optimizer
 
-    bert = _check_supported(model)
+    bert = supported_bert(model)
 
     class MeanPooled(torch.nn.Module):
         def __init__(self, encoder: Any) -> None:
@@ -193,17 +174,14 @@ class OnnxEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors of ``texts``, batched longest first as sentence-transformers does."""
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            features = self.model.preprocess([texts[i] for i in rows])
-            feed = {
-                "input_ids": features["input_ids"].numpy().astype(np.int64),
-                "attention_mask": features["attention_mask"].numpy().astype(np.int64),
-            }
-            out[rows] = self.session.run(None, feed)[0]
-        return out
+        return encode_batches(self.model, texts, self.batch_size, self.dim, self._forward)
+
+    def _forward(self, features: dict[str, Any]) -> np.ndarray:
+        feed = {
+            "input_ids": features["input_ids"].numpy().astype(np.int64),
+            "attention_mask": features["attention_mask"].numpy().astype(np.int64),
+        }
+        return self.session.run(None, feed)[0]
 
 
 def onnx_encoder(model: Any, model_path: str, batch_size: int, dim: int) -> OnnxEncoder:
@@ -217,7 +195,7 @@ def onnx_encoder(model: Any, model_path: str, batch_size: int, dim: int) -> Onnx
         import onnxruntime  # noqa: F401
     except ImportError as exc:
         raise ModelError("the onnx runtime needs the 'onnxruntime' package") from exc
-    _check_supported(model)
+    supported_bert(model)
     path = onnx_cache_dir() / f"{Path(model_path).name}-{_model_digest(model_path)}.onnx"
 
     def check(candidate: Path) -> None:
