@@ -64,3 +64,49 @@ def test_a_model_of_another_shape_runs_through_encode(small_batches, monkeypatch
     vectors = small_batches.embed(TEXTS[:3])
     assert calls == [3]
     np.testing.assert_allclose(vectors, _encode(small_batches, TEXTS[:3]), atol=1e-6)
+
+
+def _tiny_bert(folder):  # type: ignore[no-untyped-def]
+    """A small random BERT saved as a sentence-transformers model (mean pooling, normalised),
+    with a word-piece vocabulary of its own: no file from outside the test."""
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    words = "paris liege the belgian revolution who founded company x 1830 , : ? ##s".split()
+    hf = folder / "hf"
+    hf.mkdir()
+    (hf / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]))
+    tokenizer = BertTokenizerFast(vocab_file=str(hf / "vocab.txt"))
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
+    BertModel(config).save_pretrained(hf)
+    tokenizer.save_pretrained(hf)
+    word = models.Transformer(str(hf), max_seq_length=64)
+    pooling = models.Pooling(word.get_word_embedding_dimension(), pooling_mode="mean")
+    SentenceTransformer(modules=[word, pooling, models.Normalize()], device="cpu").save(
+        str(folder / "st")
+    )
+    return str(folder / "st")
+
+
+def test_the_forward_pass_on_a_gpu_agrees_with_encode_and_the_cpu(tmp_path):
+    """Runs where PyTorch sees a CUDA device (skipped elsewhere, as in CI)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    torch.manual_seed(0)
+    path = _tiny_bert(tmp_path)
+    texts = ["Paris", "Liège, 1830: the Belgian revolution", "x " * 300, "", "Who founded it?"] * 7
+    gpu = SentenceTransformerEmbedder(path, device="cuda", batch_size=4, runtime="torch")
+    cpu = SentenceTransformerEmbedder(path, device="cpu", batch_size=4, runtime="torch")
+    assert next(gpu._load().parameters()).is_cuda
+    ours = gpu.embed(texts)
+    np.testing.assert_allclose(ours, _encode(gpu, texts), atol=1e-5)
+    np.testing.assert_allclose(ours, cpu.embed(texts), atol=1e-4)
+    np.testing.assert_allclose(gpu.embed_query(texts[1]), ours[1], atol=1e-5)
