@@ -163,6 +163,18 @@ def test_a_build_writes_the_walk_matrix_and_a_small_insert_leaves_it_to_the_next
         assert index.retrieve(question, top_k=5).chunks == whole
 
 
+def test_adding_the_method_to_a_built_index_writes_its_walk_matrix(tmp_path, minilm, monkeypatch):
+    """An index built for ``vanilla`` that gets ``hybrid-ppr`` later (no chunk added, its
+    layers built): that build writes the walk matrix, so no query process solves it."""
+    monkeypatch.setattr(passage_prior, "MIN_CHUNKS", 0)
+    path = tmp_path / "index"
+    with GraphIndex(path, embedder=minilm, progress=False) as index:
+        index.insert(_docs(*HARBOUR_DOCS), methods=["vanilla"])
+        assert _walk_files(path) == []
+        index.insert(methods=["hybrid-ppr"])
+        assert len(_walk_files(path)) == 1
+
+
 def test_rows_are_grouped_so_a_query_reads_the_clusters_nearest_to_it(monkeypatch):
     """Nine rows in three tight groups: k-means finds the groups, each centre is its
     rows' mean, and a query probing one cluster reads the group it points at."""
@@ -181,7 +193,8 @@ def test_rows_are_grouped_so_a_query_reads_the_clusters_nearest_to_it(monkeypatc
         ids=[str(i) for i in order], rows=rows[order], totals=np.zeros(4), cosine_sum=np.zeros(4),
         centres=centres, stops=stops, row_at=np.arange(9), at=np.arange(9),
     )  # fmt: skip
-    read = passage_prior._probed(prior, np.array([0, 1, 0, 0], dtype=np.float32))
+    probed = passage_prior._probed(prior, np.array([0, 1, 0, 0], dtype=np.float32))
+    read = np.concatenate([np.arange(a, b) for a, b in probed])
     assert np.argmax(rows[order][read], axis=1).tolist() == [1, 1, 1]
 
 

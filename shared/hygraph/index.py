@@ -699,11 +699,11 @@ class GraphIndex:
         from hygraph.operators.ppr import keep_query_matrices
         from hygraph.operators.recipe import settings
 
-        # The walk matrices when nothing changed (a build over a built index writes those
-        # missing) or when this build added a share of the chunks worth their solve.
+        # The walk matrices unless this is a small insert: no chunk added (a method added,
+        # or those missing written) or a share of the chunks worth their solve.
         changed = any(counts.values())
         fresh = counts.get("chunks", 0)
-        walks = not changed or fresh >= REFRESH_SHARE * len(self.store.chunk_ids())
+        walks = fresh == 0 or fresh >= REFRESH_SHARE * len(self.store.chunk_ids())
         if changed or walks:
             steps = [s for name in names for s in settings(self.method(name).recipe,
                                                            self.method(name).config)]  # fmt: skip

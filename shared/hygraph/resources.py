@@ -351,15 +351,20 @@ class Resources:
         facts = facts_searched(self.store) and self.vectors.has_collection(FACT_COLLECTION)
         return [CHUNK_COLLECTION, *([FACT_COLLECTION] if facts else [])]
 
-    def cosine_range(self, collection: str, vector: np.ndarray) -> tuple[float, float] | None:
+    def cosine_range(
+        self, collection: str, vector: np.ndarray, *, greatest: float | None = None
+    ) -> tuple[float, float] | None:
         """The greatest and the least cosine of ``vector`` to ``collection``'s points, by two
         searches, with ``vector`` and with its negation; None when the collection is
         empty. Exact while the collection is small enough for Qdrant to scan it (below
         its indexing threshold); past it, as near as its HNSW graph finds (a least cosine
-        a little above the true one at worst), so the cost stays logarithmic."""
-        best = self.vectors.search(collection, vector, 1)
+        a little above the true one at worst), so the cost stays logarithmic.
+        ``greatest``: the best hit of a search with ``vector`` made already (no second)."""
+        if greatest is None:
+            best = self.vectors.search(collection, vector, 1)
+            greatest = best[0].score if best else None
         low = self.least_cosine(collection, vector)
-        return None if not best or low is None else (best[0].score, low)
+        return None if greatest is None or low is None else (greatest, low)
 
     def least_cosine(self, collection: str, vector: np.ndarray) -> float | None:
         """The least cosine of ``vector`` to ``collection``'s points (see

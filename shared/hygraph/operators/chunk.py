@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hygraph.operators.registry import operator
+from hygraph.resources import CHUNK_COLLECTION
 
 if TYPE_CHECKING:
     from hygraph.operators.state import State
@@ -45,6 +46,8 @@ def vdb(
     depth = max(k, state.top_k) if at_least_top_k else k
     query = state.query if state.query is not None else state.question
     hits = res.search_chunks(query, depth)
+    if hits and query is state.query:
+        state.greatest[CHUNK_COLLECTION] = hits[0].score
     ranked = [(h.id, h.score) for h in hits if threshold is None or h.score > threshold]
     _put(state, ranked, into)
 

@@ -283,20 +283,27 @@ def walk_scores(
     )  # fmt: skip
     total = dense_total + float(estimate.sum()) + float(residual.sum())
     scores = np.where(walk.is_chunk, estimate, 0.0)
-    rows = _probed(prior, unit)
+    probed = _probed(prior, unit)
+    take = np.zeros(len(prior.ids), dtype=bool)
+    for start, stop in probed:
+        take[start:stop] = True
     reached = prior.row_at[np.flatnonzero(scores)]
-    rows = np.union1d(rows, reached[reached >= 0])
+    reached = np.unique(reached[reached >= 0])
+    # The probed clusters' rows are read in place (slices of the mapped file), the rows
+    # only the push reached are gathered; each row is added once.
     # einsum, not ``@``: BLAS threads left spinning slow the next query (see exact_scores).
-    dense = scale * np.einsum("ij,j->i", prior.rows[rows], unit).astype(np.float64)
-    scores[prior.at[rows]] += dense
+    for rows in [*(slice(a, b) for a, b in probed), reached[~take[reached]]]:
+        dense = scale * np.einsum("ij,j->i", prior.rows[rows], unit).astype(np.float64)
+        scores[prior.at[rows]] += dense
     return scores / total if total > 0 else scores
 
 
-def _probed(prior: KeptPrior, unit: np.ndarray) -> np.ndarray:
-    """The rows of the :data:`PROBE` clusters whose centres score best with ``unit``."""
+def _probed(prior: KeptPrior, unit: np.ndarray) -> list[tuple[int, int]]:
+    """The rows (start, stop) of the :data:`PROBE` clusters whose centres score best with
+    ``unit``, in row order."""
     k = len(prior.stops)
     if k <= PROBE:
-        return np.arange(len(prior.ids))
+        return [(0, len(prior.ids))]
     best = np.argpartition(-np.einsum("ij,j->i", prior.centres, unit), PROBE - 1)[:PROBE]
     starts = np.concatenate([[0], prior.stops[:-1]])
-    return np.concatenate([np.arange(starts[c], prior.stops[c]) for c in np.sort(best)])
+    return [(int(starts[c]), int(prior.stops[c])) for c in np.sort(best)]

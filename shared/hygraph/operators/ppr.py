@@ -258,11 +258,16 @@ def exact_scores(
     ids_found, matrix = collection_matrix(res, state.view(res), collection)
     if not ids_found:
         return [], np.zeros(0, dtype=np.float32)
+    from hygraph.vectors.half_screen import exact_scores as product
+
+    return ids_found, product(matrix, unit_query(query))
+
+
+def unit_query(query: np.ndarray) -> np.ndarray:
+    """``query`` as a flat float32 unit vector (a zero vector stays zero)."""
     q = np.asarray(query, dtype=np.float32).ravel()
     norm = float(np.sqrt(q @ q))
-    # einsum, not ``matrix @ q``: BLAS would run this on every core and leave its threads
-    # spinning afterwards, which slowed the next query's embedding by a third on 2 cores.
-    return ids_found, np.einsum("ij,j->i", matrix, q / norm if norm > 0 else q)
+    return q / norm if norm > 0 else q
 
 
 def collection_matrix(res: Resources, view: Any, collection: str) -> tuple[list[str], np.ndarray]:
@@ -285,8 +290,35 @@ def collection_matrix(res: Resources, view: Any, collection: str) -> tuple[list[
     )  # fmt: skip
 
 
+def collection_half(res: Resources, view: Any, collection: str) -> np.ndarray:
+    """:func:`collection_matrix`'s rows as float16, for the screen of
+    :func:`hygraph.vectors.half_screen.top_scores`: kept in the process and on disk beside
+    the index under the same key as the float32 matrix, so a query process maps half the
+    bytes and reads only a few float32 rows."""
+    stamp = res.vector_stamp(collection)
+    written = stamp if stamp is not None else res.vectors.count(collection)
+
+    def make() -> tuple[list[str], np.ndarray]:
+        from hygraph.vectors.half_screen import half_rows
+
+        ids, matrix = collection_matrix(res, view, collection)
+        return ids, half_rows(matrix)
+
+    def kept() -> np.ndarray:
+        if stamp is None:
+            return make()[1]
+        found = res.kept_matrix(f"{collection}-half", [list(view.version), stamp], make)
+        assert found is not None
+        return found[1]
+
+    return view.memo_current(("half-vectors", collection), written, kept)  # type: ignore[no-any-return]
+
+
 #: The collections an operator scores whole with :func:`exact_scores`, by operator name.
 EXACT_COLLECTIONS = {"relationship.fact_link": "facts", "chunk.ppr": "chunks"}
+#: Of those, the ones whose operator reads only the best few and the extremes (screened
+#: at half precision: :func:`collection_half`).
+SCREENED_COLLECTIONS = {"facts"}
 
 
 def keep_query_matrices(
@@ -313,6 +345,8 @@ def keep_query_matrices(
     view = graph_view(res.store)
     for collection in kept:
         collection_matrix(res, view, collection)
+        if collection in SCREENED_COLLECTIONS:
+            collection_half(res, view, collection)
     if walks and "chunks" in kept:
         from hygraph.graph.ppr_views import keep_passage_walk, passage_walk
         from hygraph.kept_matrices import MATRIX_DIR
@@ -368,17 +402,21 @@ def fact_link(res: Resources, state: State, *, k: int = 5) -> None:
             for h in hits
         ]  # fmt: skip
         return
-    ids, scores = exact_scores(res, state, FACT_COLLECTION, query)
+    if not res.vectors.has_collection(FACT_COLLECTION):
+        state.relationships = []
+        return
+    ids, matrix = collection_matrix(res, view, FACT_COLLECTION)
     if not ids:
         state.relationships = []
         return
-    low, high = float(scores.min()), float(scores.max())
-    span = high - low
+    from hygraph.vectors.half_screen import top_scores
+
+    best = top_scores(matrix, collection_half(res, view, FACT_COLLECTION), unit_query(query), k)
+    span = best.high - best.low
     state.relationships = [
-        _relationship(ids[i], (float(scores[i]) - low) / span if span > 0 else 1.0,
-                      cosine=float(scores[i]))
-        for i in _top(scores, k)
-    ]  # fmt: skip
+        _relationship(ids[i], (float(s) - best.low) / span if span > 0 else 1.0, cosine=float(s))
+        for i, s in zip(best.rows, best.scores, strict=True)
+    ]
 
 
 def fact_texts(res: Resources, relationships: list[Scored]) -> list[str]:
@@ -498,7 +536,9 @@ def passage_ppr(
             res, state.view(res), walk, damping=damping, synonyms=synonyms,
             pair_factor=pair_factor,
         )  # fmt: skip
-        extremes = res.cosine_range("chunks", state.query_vector(res)) if kept else None
+        extremes = None if kept is None else res.cosine_range(
+            "chunks", state.query_vector(res), greatest=state.greatest.get("chunks")
+        )  # fmt: skip
         if kept is not None and extremes is not None and extremes[0] > extremes[1]:
             scores = walk_scores(
                 walk, kept, state.query_vector(res), reset, damping=damping,

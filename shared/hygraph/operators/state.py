@@ -75,6 +75,9 @@ class State:
     #: The scores of a named ranking, where the step that made it had them (score fusion).
     ranking_scores: dict[str, list[float]] = field(default_factory=dict)
     evidence: dict[str, list[Evidence]] = field(default_factory=dict)
+    #: Per collection, the greatest cosine of ``query`` to its points, where a step's
+    #: unfiltered search found it (a later step needing it searches no more).
+    greatest: dict[str, float] = field(default_factory=dict)
     context: Context = field(default_factory=Context)
     trace: list[TraceStep] = field(default_factory=list)
     _view: Any = field(default=None, repr=False)
