@@ -99,3 +99,21 @@ def test_fact_link_through_the_screen_ranks_as_without_it(kg, monkeypatch):  # n
         (r.id, r.value, r.cosine) for r in plain.relationships
     ]
     assert read == [np.float16]
+
+
+def test_rows_of_a_mapped_matrix_are_read_from_its_file(tmp_path, monkeypatch):
+    """The rescored rows come from the file (its pages stay out of the process's memory),
+    equal to the map's; a view of the map, or a file removed since, reads the map."""
+    matrix = _matrix(500, seed=4)
+    np.save(tmp_path / "m.npy", matrix)
+    mapped = np.load(tmp_path / "m.npy", mmap_mode="r")
+    rows = np.array([499, 0, 250, 7])
+    assert np.array_equal(half_screen._rows(mapped, rows), matrix[rows])
+    assert np.array_equal(half_screen._rows(mapped[100:], rows[2:]), matrix[100:][rows[2:]])
+    (tmp_path / "m.npy").unlink()
+    assert np.array_equal(half_screen._rows(mapped, rows), matrix[rows])
+    monkeypatch.setattr(half_screen, "SCREEN_FROM", 0)
+    np.save(tmp_path / "m.npy", matrix)
+    mapped = np.load(tmp_path / "m.npy", mmap_mode="r")
+    got = top_scores(mapped, half_rows(matrix), matrix[9], 3)
+    assert got.rows.tolist() == _expected(matrix, matrix[9], 3)[0].tolist()

@@ -63,6 +63,35 @@ def exact_scores(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", matrix, query)
 
 
+def _rows(matrix: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``matrix[rows]``, read from the file with positioned reads where ``matrix`` maps one.
+
+    Through the map, each scattered row brings its page into this process's resident
+    memory, and over many queries the whole float32 file would be resident (42 of 51 MB
+    after 100 queries at 33,000 facts): the memory the half copy is there to save. A
+    read goes through the page cache, which is not the process's. Where the file is gone
+    (a newer matrix replaced it; the map still holds the old one), the map is read.
+    """
+    import mmap
+    import os
+
+    if not isinstance(matrix, np.memmap) or not isinstance(matrix.base, mmap.mmap):
+        return np.asarray(matrix[rows])
+    out = np.empty((len(rows), matrix.shape[1]), dtype=matrix.dtype)
+    width = matrix.shape[1] * matrix.itemsize
+    try:
+        fd = os.open(matrix.filename, os.O_RDONLY)
+    except (OSError, TypeError):
+        return np.asarray(matrix[rows])
+    try:
+        for i, row in enumerate(rows.tolist()):
+            if os.preadv(fd, [memoryview(out[i]).cast("B")], matrix.offset + row * width) != width:
+                return np.asarray(matrix[rows])
+    finally:
+        os.close(fd)
+    return out
+
+
 def _best(scores: np.ndarray, positions: np.ndarray, k: int) -> np.ndarray:
     """Indices into ``scores`` of the ``k`` best, best first, ties by ``positions``."""
     order = np.lexsort((positions, -scores))
@@ -94,8 +123,8 @@ def top_scores(matrix: np.ndarray, half: np.ndarray | None, query: np.ndarray, k
         floor = float(approx.min())
         top = np.flatnonzero(approx >= kth - 2 * ERROR)
         bottom = np.flatnonzero(approx <= floor + 2 * ERROR)
-        exact_top = exact_scores(matrix[top], q)
-        exact_bottom = exact_scores(matrix[bottom], q)
+        exact_top = exact_scores(_rows(matrix, top), q)
+        exact_bottom = exact_scores(_rows(matrix, bottom), q)
         if (
             np.abs(approx[top] - exact_top).max() <= ERROR
             and np.abs(approx[bottom] - exact_bottom).max() <= ERROR
