@@ -13,8 +13,9 @@ dimension of the unit chunk vectors and from the all-passages vector, and keeps 
 passages' rows of the result: a matrix ``[G | g]`` with a row per chunk (``G`` n × dim,
 ``g`` n × 1) and a last row of column totals over every node. A query then needs
 
-* the dense part: ``w / span · (G q̂ - low · g)``. ``low`` and ``span`` come from two
-  searches of the chunk collection (the question and its negation; see
+* the dense part: ``w / span · (G q̂ - low · g)``. ``low`` and ``span`` come from the
+  chunk collection's search with the question (the first stage's dense search, where it
+  made one) and with its negation (see
   :meth:`~hygraph.resources.Resources.cosine_range`). The matrix's rows are
   kept grouped in about √n clusters (k-means over the rows made unit length by one
   more coordinate, so that the largest product with the query is the nearest row:

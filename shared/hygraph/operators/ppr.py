@@ -382,9 +382,12 @@ def fact_link(res: Resources, state: State, *, k: int = 5) -> None:
     Facts are the ``fact-vectors`` layer's relation edges, each embedded as its triple
     alone. Each ``Scored`` keeps the normalised score as ``value`` and the cosine as
     ``cosine`` (HippoRAG 2's query-to-fact linking). Every fact is scored, as HippoRAG 2
-    does, up to :data:`~hygraph.layers.fact_vectors.SEARCH_FACTS_FROM` facts; from there
-    the collection is searched (Qdrant's HNSW, which a build makes for it) and the least
-    and greatest cosine come from :meth:`~hygraph.resources.Resources.cosine_range`.
+    does, up to :data:`~hygraph.layers.fact_vectors.SEARCH_FACTS_FROM` facts, reading
+    a half-precision copy of their vectors and rescoring exactly the few that could be
+    among the best or the least (:mod:`hygraph.vectors.half_screen`: the same facts and
+    scores as the float32 product, half the bytes read); from there the collection is
+    searched (Qdrant's HNSW, which a build makes for it) and the least and greatest
+    cosine come from :meth:`~hygraph.resources.Resources.cosine_range`.
     """
     from hygraph.layers.fact_vectors import FACT_COLLECTION, facts_searched
 
