@@ -75,10 +75,10 @@ def main() -> None:
         f"| half-precision screen + exact rescoring | {statistics.median(screened):.2f} | "
         f"{statistics.median(rescored):.0f} | {same} of {len(questions)} |",
     ]
-    text = "\n".join(out) + "\n"
-    print(text)
+    report = "\n".join(out) + "\n"
     if args.out:
-        Path(args.out).write_text(text)
+        Path(args.out).write_text(report)
+    print(report)
 
 
 if __name__ == "__main__":

@@ -117,9 +117,10 @@ def top_scores(matrix: np.ndarray, half: np.ndarray | None, query: np.ndarray, k
     is read to choose the rows to rescore (see the module docstring)."""
     n = len(matrix)
     q = np.asarray(query, dtype=np.float32).ravel()
-    approx = None if half is None or n < SCREEN_FROM or k <= 0 else _half_product(half, q)
+    screen = half is not None and n >= SCREEN_FROM and 0 < k < n
+    approx = _half_product(half, q) if screen and half is not None else None
     if approx is not None:
-        kth = float(np.partition(approx, n - k)[n - k]) if k < n else float(approx.min())
+        kth = float(np.partition(approx, n - k)[n - k])
         floor = float(approx.min())
         top = np.flatnonzero(approx >= kth - 2 * ERROR)
         bottom = np.flatnonzero(approx <= floor + 2 * ERROR)
