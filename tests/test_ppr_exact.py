@@ -425,7 +425,7 @@ def test_a_build_leaves_the_matrices_a_query_process_maps(tmp_path, sample_path,
     with GraphIndex(tmp_path / "ix", progress=False) as index:
         index.insert(docs, methods=["hybrid-ppr"])
     kept = sorted(p.name.split(".", 1)[0] for p in (tmp_path / "ix" / MATRIX_DIR).glob("*.npy"))
-    assert kept == ["chunks", "facts"]  # below MIN_CHUNKS passages: no walk matrix
+    assert kept == ["chunks", "facts", "facts-half"]  # below MIN_CHUNKS passages: no walk matrix
 
     def no_reading(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("read the vectors back")
