@@ -56,6 +56,7 @@ from hygraph.errors import ConfigError
 from hygraph.graph.kinds import EdgeKind
 from hygraph.layers.relation_vectors import relation_id
 from hygraph.operators.registry import operator
+from hygraph.vectors.half_screen import top_positions as _top
 
 if TYPE_CHECKING:
     from hygraph.operators.state import Scored, State
@@ -296,7 +297,6 @@ def collection_half(res: Resources, view: Any, collection: str) -> np.ndarray:
     the index under the same key as the float32 matrix, so a query process maps half the
     bytes and reads only a few float32 rows."""
     stamp = res.vector_stamp(collection)
-    written = stamp if stamp is not None else res.vectors.count(collection)
 
     def make() -> tuple[list[str], np.ndarray]:
         from hygraph.vectors.half_screen import half_rows
@@ -311,6 +311,7 @@ def collection_half(res: Resources, view: Any, collection: str) -> np.ndarray:
         assert found is not None
         return found[1]
 
+    written = stamp if stamp is not None else res.vectors.count(collection)
     return view.memo_current(("half-vectors", collection), written, kept)  # type: ignore[no-any-return]
 
 
@@ -365,14 +366,6 @@ def keep_query_matrices(
                             pair_factor=pair_factor, make=True) is not None:  # fmt: skip
                 kept.append(f"walk-prior(damping={damping:g})")
     return kept
-
-
-def _top(scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` best scores, best first (ties: earlier position first)."""
-    if 0 < k < len(scores):
-        part = np.argpartition(-scores, k - 1)[:k]
-        return part[np.lexsort((part, -scores[part]))]
-    return np.argsort(-scores, kind="stable")
 
 
 @operator("relationship.fact_link", needs=("fact-vectors",))

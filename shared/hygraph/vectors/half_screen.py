@@ -138,10 +138,13 @@ def top_scores(matrix: np.ndarray, half: np.ndarray | None, query: np.ndarray, k
     scores = exact_scores(matrix, q)
     if n == 0:
         return TopScores(np.zeros(0, dtype=np.int64), scores, 0.0, 0.0)
-    positions = np.arange(n)
-    if 0 < k < n:
-        part = np.argpartition(-scores, k - 1)[:k]
-        best = part[np.lexsort((part, -scores[part]))]
-    else:
-        best = _best(scores, positions, k)
+    best = top_positions(scores, k)
     return TopScores(best, scores[best], float(scores.min()), float(scores.max()))
+
+
+def top_positions(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` best scores, best first (ties: earlier position first)."""
+    if 0 < k < len(scores):
+        part = np.argpartition(-scores, k - 1)[:k]
+        return part[np.lexsort((part, -scores[part]))]
+    return np.argsort(-scores, kind="stable")
