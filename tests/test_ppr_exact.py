@@ -425,7 +425,21 @@ def test_a_build_leaves_the_matrices_a_query_process_maps(tmp_path, sample_path,
     with GraphIndex(tmp_path / "ix", progress=False) as index:
         index.insert(docs, methods=["hybrid-ppr"])
     kept = sorted(p.name.split(".", 1)[0] for p in (tmp_path / "ix" / MATRIX_DIR).glob("*.npy"))
-    assert kept == ["chunks", "facts", "facts-half"]  # below MIN_CHUNKS passages: no walk matrix
+    # below MIN_CHUNKS passages no walk matrix; below SCREEN_FROM facts no half copy
+    assert kept == ["chunks", "facts"]
+
+
+def test_a_build_keeps_the_half_copy_where_the_screen_reads_it(tmp_path, sample_path, monkeypatch):
+    """From ``SCREEN_FROM`` facts on, the build writes the facts' float16 copy too."""
+    from hygraph.index import GraphIndex
+    from hygraph.vectors import half_screen
+
+    monkeypatch.setattr(half_screen, "SCREEN_FROM", 2)
+    docs = sorted(sample_path.glob("*.md"))[:4]
+    with GraphIndex(tmp_path / "ix", progress=False) as index:
+        index.insert(docs, methods=["hybrid-ppr"])
+    kept = sorted(p.name.split(".", 1)[0] for p in (tmp_path / "ix" / MATRIX_DIR).glob("*.npy"))
+    assert kept == ["chunks", "facts", "facts-half"]
 
     def no_reading(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("read the vectors back")

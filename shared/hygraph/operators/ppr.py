@@ -291,18 +291,21 @@ def collection_matrix(res: Resources, view: Any, collection: str) -> tuple[list[
     )  # fmt: skip
 
 
-def collection_half(res: Resources, view: Any, collection: str) -> np.ndarray:
+def collection_half(res: Resources, view: Any, collection: str) -> np.ndarray | None:
     """:func:`collection_matrix`'s rows as float16, for the screen of
     :func:`hygraph.vectors.half_screen.top_scores`: kept in the process and on disk beside
     the index under the same key as the float32 matrix, so a query process maps half the
-    bytes and reads only a few float32 rows."""
+    bytes and reads only a few float32 rows. None below ``SCREEN_FROM`` rows, where the
+    screen reads the float32 matrix whole (no copy to make and write on each insert)."""
+    from hygraph.vectors import half_screen
+
+    if len(collection_matrix(res, view, collection)[0]) < half_screen.SCREEN_FROM:
+        return None
     stamp = res.vector_stamp(collection)
 
     def make() -> tuple[list[str], np.ndarray]:
-        from hygraph.vectors.half_screen import half_rows
-
         ids, matrix = collection_matrix(res, view, collection)
-        return ids, half_rows(matrix)
+        return ids, half_screen.half_rows(matrix)
 
     def kept() -> np.ndarray:
         if stamp is None:
