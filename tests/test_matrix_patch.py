@@ -132,3 +132,27 @@ def test_base_rows_by_prefix_agree_with_the_dictionary():
         rows = KeptMatrices._base_rows(base, wanted, changed)
         expected = [-1 if i in changed or i not in base else base.index(i) for i in wanted]
         assert rows.tolist() == expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_copy_rows_gives_the_gathered_rows(seed):
+    """The slice-then-gather copy equals the plain gather: base rows kept in place, rows
+    moved, rows the caller overwrites (new ≥ 0) anywhere, appended rows."""
+    from hygraph.kept_matrices import _copy_rows
+
+    rng = np.random.default_rng(seed)
+    base = rng.random((50, 4), dtype=np.float32)
+    n = 50 + int(rng.integers(0, 8))
+    old = np.arange(n)
+    old[old >= 50] = -1
+    new = np.full(n, -1)
+    changed = rng.choice(50, size=int(rng.integers(0, 6)), replace=False)
+    old[changed] = -1
+    new[old < 0] = np.arange(int((old < 0).sum()))
+    if seed % 2:  # some rows moved: every row after the first dropped id shifts up
+        gone = int(rng.integers(0, 50))
+        old, new = np.delete(old, gone), np.delete(new, gone)
+    matrix = np.full((len(old), 4), np.nan, dtype=np.float32)
+    _copy_rows(matrix, base, old, new)
+    kept = old >= 0
+    assert np.array_equal(matrix[kept], base[old[kept]])

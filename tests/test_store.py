@@ -262,3 +262,24 @@ def test_graph_view_hand_checked(store_location):
     ]
     store.upsert_edges([Edge("c", "d", "r", 1.0)])
     assert graph_view(store) is not view
+
+
+def test_edge_pairs_lists_one_kind_by_source_then_target(store_location):
+    """``edge_pairs`` (the relation ids a kept fact matrix is made of) gives the pairs of
+    ``edge_rows`` for one kind, ordered, without reading the rows' weights."""
+    store = open_store(store_location())
+    store.upsert_nodes([Node(n, "entity", n.upper(), sources=["c"]) for n in ("a", "b", "c")])
+    store.upsert_edges(
+        [
+            Edge("c", "a", "relation", sources=["c"]),
+            Edge("a", "c", "relation", weight=2.0, sources=["c"]),
+            Edge("a", "b", "relation", sources=["c"]),
+            Edge("a", "b", "synonym", sources=["c"]),
+        ]
+    )
+    assert store.edge_pairs("relation") == [("a", "b"), ("a", "c"), ("c", "a")]
+    assert sorted((s, d) for s, d, _ in store.edge_rows(["relation"])) == store.edge_pairs(
+        "relation"
+    )
+    assert store.edge_pairs("synonym") == [("a", "b")]
+    assert store.edge_pairs("mentions") == []

@@ -23,6 +23,7 @@ from doubles import WordEmbedder
 
 import hygraph.graph.algorithms.similar as similar
 from hygraph.graph.kinds import EdgeKind
+from hygraph.graph.store import GraphStore
 from hygraph.index import GraphIndex
 from hygraph.ingest.documents import Document
 from hygraph.layers import synonyms
@@ -88,12 +89,41 @@ def test_a_changed_vector_replaces_the_entitys_old_edges(tmp_path, monkeypatch):
     matched = synonyms.Synonyms._matched(res)
     port = next(i for i, n in index.store.node_names("entity").items() if n == "Alder Bay Port")
     assert set(matched) >= {port}
-    # Pretend it was matched with another vector: the next insert naming it replaces.
-    index.store.unmark_done(synonyms.MATCHED_TASK, [f"{port}\x1f{matched[port]}"])
-    index.store.mark_done(synonyms.MATCHED_TASK, [f"{port}\x1fstale"])
+    # Another connection records it as matched with another vector: the next insert
+    # naming it replaces.
+    other = GraphStore(index.store.path)
+    other.unmark_done(synonyms.MATCHED_TASK, [f"{port}\x1f{matched[port]}"])
+    other.mark_done(synonyms.MATCHED_TASK, [f"{port}\x1fstale"])
+    other.close()
     index.insert([Document("d5", "Alder Bay Port reopened.")], methods=[METHOD])
     assert _pairs(index) == {("Alder Bay Port", "Alder Bay Port Hall")}
     assert synonyms.Synonyms._matched(res)[port] == matched[port]
+    index.close()
+
+
+def test_the_matches_are_read_once_while_no_other_connection_writes(tmp_path, monkeypatch):
+    """An insert into a large index does not read every entity's match again: the layer
+    keeps them between inserts (its own writes keep them current) and reads them once
+    another connection has written."""
+    index = _build(tmp_path, "ix", 512, monkeypatch, docs=DOCS[:2])
+    reads: list[str] = []
+    shipped = synonyms.Synonyms._matched
+
+    def counting(res):
+        reads.append("matched")
+        return shipped(res)
+
+    monkeypatch.setattr(synonyms.Synonyms, "_matched", staticmethod(counting))
+    index.insert([DOCS[2]], methods=[METHOD])
+    index.insert([DOCS[3]], methods=[METHOD])
+    assert reads == []  # kept from the build before
+    assert _pairs(index) == EXPECTED
+    other = GraphStore(index.store.path)
+    other.set_meta("touched", "1")
+    other.close()
+    index.insert([Document("d5", "Alder Bay Port reopened.")], methods=[METHOD])
+    assert reads == ["matched"]
+    assert _pairs(index) == EXPECTED
     index.close()
 
 

@@ -132,8 +132,7 @@ class KeptMatrices:
         old, new = old[keep], new[keep]
         dim = base[2].shape[1] if len(base[1]) else read.shape[1]
         matrix = np.empty((len(out_ids), dim), dtype=np.float32)
-        if (old >= 0).any():
-            matrix[old >= 0] = base[2][old[old >= 0]]
+        _copy_rows(matrix, base[2], old, new)
         if found:
             matrix[new >= 0] = _unit_rows(read)[new[new >= 0]]
         return list(out_ids), matrix
@@ -185,6 +184,24 @@ class KeptMatrices:
         if found:
             _write_matrix(stem, full, found, matrix)
         return found, matrix
+
+
+def _copy_rows(matrix: np.ndarray, base: np.ndarray, old: np.ndarray, new: np.ndarray) -> None:
+    """Row ``p`` of ``matrix`` = ``base[old[p]]`` wherever ``old[p] ≥ 0`` (rows with
+    ``new[p] ≥ 0`` are written by the caller after).
+
+    An insert leaves most rows where they were: the leading run of those (and of rows the
+    caller overwrites) is one slice copy, the rest gathered. A boolean-mask gather of
+    every row took 40–120 ms at 33,000 rows, the slice 8 ms.
+    """
+    at = np.arange(len(old))
+    covered = (old == at) | ((old < 0) & (new >= 0) & (at < len(base)))
+    gaps = np.flatnonzero(~covered)
+    lead = int(gaps[0]) if len(gaps) else len(old)
+    matrix[:lead] = base[:lead]
+    rest = lead + np.flatnonzero(old[lead:] >= 0)
+    if len(rest):
+        matrix[rest] = base[old[rest]]
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

@@ -93,6 +93,12 @@ class _Kept:
     store: Any
     version: int
     keys: EntityMatrix
+    matched: dict[str, str]  # each matched entity → the digest it was matched with
+
+    def valid(self, res: Resources, version: int) -> bool:
+        """Whether nothing but this layer's own store wrote since (``version``: the store's
+        ``data_version`` now)."""
+        return self.store is res.store and self.version == version
 
 
 def _digest(keys: EntityMatrix, entity_id: str) -> str | None:
@@ -129,8 +135,12 @@ class Synonyms(Layer):
         version = res.store.data_version()  # before reading: a commit from now on drops keys
         for batch in in_batches(res, chunk_ids, BUILD_BATCH, "synonym edges"):
             if keys is None:  # every entity's vector, current once per build
+                kept = self._kept
                 keys = self._current_keys(res, chunk_ids, version)
-                matched = self._matched(res)
+                # What the last build left matched, unless another connection wrote since
+                # (read whole, it was 0.04 s an insert at 20,000 documents).
+                fresh = kept is not None and kept.valid(res, version)
+                matched = kept.matched if fresh and kept is not None else self._matched(res)
             todo = {}
             for entity_id in chunk_entities(res, batch):
                 digest = _digest(keys, entity_id)
@@ -141,7 +151,7 @@ class Synonyms(Layer):
                 self._remember(res, matched, todo)
                 res.store.mark_done(self.task or "", batch)
         if keys is not None:
-            self._kept = _Kept(res.store, version, keys)
+            self._kept = _Kept(res.store, version, keys, matched)
 
     def delete(self, res: Resources, removed: DeleteResult) -> None:
         self._kept = None  # entities left the graph: read the matrix again next time
@@ -175,7 +185,7 @@ class Synonyms(Layer):
         before), so only those rows are read again. Otherwise every vector is read.
         """
         kept, self._kept = self._kept, None
-        if kept is None or kept.store is not res.store or kept.version != version:
+        if kept is None or not kept.valid(res, version):
             return self._entity_vectors(res)
         return self._refreshed(res, kept.keys, chunk_entities(res, chunk_ids))
 

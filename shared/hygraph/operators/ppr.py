@@ -282,7 +282,7 @@ def collection_matrix(res: Resources, view: Any, collection: str) -> tuple[list[
 
     def ids() -> list[str]:
         if collection in EDGE_COLLECTIONS:
-            return [relation_id(s, d) for s, d, _ in view.store.edge_rows([EdgeKind.RELATION])]
+            return [relation_id(s, d) for s, d in view.store.edge_pairs(EdgeKind.RELATION)]
         return view.store.chunk_ids()
 
     return view.memo_current(  # type: ignore[no-any-return]
