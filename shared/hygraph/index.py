@@ -703,7 +703,7 @@ class GraphIndex:
         # or those missing written) or a share of the chunks worth their solve.
         changed = any(counts.values())
         fresh = counts.get("chunks", 0)
-        walks = fresh == 0 or fresh >= REFRESH_SHARE * len(self.store.chunk_ids())
+        walks = fresh == 0 or fresh >= REFRESH_SHARE * self.store.chunk_count()
         if changed or walks:
             steps = [s for name in names for s in settings(self.method(name).recipe,
                                                            self.method(name).config)]  # fmt: skip

@@ -920,6 +920,9 @@ class GraphStore(RecordsMixin):
 
     # -- statistics and views -------------------------------------------------------------
 
+    def chunk_count(self) -> int:
+        return int(self._query("SELECT COUNT(*) FROM chunks")[0][0])
+
     def counts(self) -> dict[str, Any]:
         """Counts of documents, chunks, edges and nodes by kind."""
         by_kind = dict(self._query("SELECT kind, COUNT(*) FROM nodes GROUP BY kind ORDER BY kind"))
@@ -928,7 +931,7 @@ class GraphStore(RecordsMixin):
         )
         return {
             "documents": self._query("SELECT COUNT(*) FROM documents")[0][0],
-            "chunks": self._query("SELECT COUNT(*) FROM chunks")[0][0],
+            "chunks": self.chunk_count(),
             "extractions": self._query("SELECT COUNT(*) FROM extractions")[0][0],
             "nodes": by_kind,
             "edges": edge_kinds,

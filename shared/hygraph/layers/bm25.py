@@ -78,13 +78,14 @@ class BM25Layer(Layer):
 
     def update(self, res: Resources) -> int:
         """Bring the postings up to the chunks (searches load the fresh ones)."""
-        fingerprint = chunk_set_fingerprint(res.store.chunk_ids())
+        all_ids = res.store.chunk_ids()
+        fingerprint = chunk_set_fingerprint(all_ids)
         if self._loaded is not None and self._loaded[0] == fingerprint:
             return 0
         meta = self._saved_meta(res)
         if meta is None or meta.get("fingerprint") != fingerprint:
             with res.tracker.stage(self.stage or f"build:{self.name}"):
-                self.ensure(res)
+                self.ensure(res, all_ids)
         return 0
 
     def _saved_meta(self, res: Resources) -> dict[str, Any] | None:
@@ -105,14 +106,15 @@ class BM25Layer(Layer):
         self._loaded = None
         self._fingerprint = None
 
-    def ensure(self, res: Resources) -> Postings:
-        """The postings of the current chunks (loaded, or brought up to date and saved)."""
+    def ensure(self, res: Resources, all_ids: list[str] | None = None) -> Postings:
+        """The postings of the current chunks (loaded, or brought up to date and saved);
+        ``all_ids``: the store's chunk ids, where the caller has just read them."""
         key = res.store.settled_key()
         known, loaded = self._fingerprint, self._loaded
         if known is not None and known[0] == key and loaded is not None:
             if loaded[0] == known[1]:  # nothing written since: no read, no digest
                 return loaded[1]
-        all_ids = res.store.chunk_ids()
+        all_ids = res.store.chunk_ids() if all_ids is None else all_ids
         fingerprint = chunk_set_fingerprint(all_ids)
         self._fingerprint = (key, fingerprint) if key is not None else None
         if loaded is not None and loaded[0] == fingerprint:
