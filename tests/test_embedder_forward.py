@@ -110,3 +110,40 @@ def test_the_forward_pass_on_a_gpu_agrees_with_encode_and_the_cpu(tmp_path):
     np.testing.assert_allclose(ours, _encode(gpu, texts), atol=1e-5)
     np.testing.assert_allclose(ours, cpu.embed(texts), atol=1e-4)
     np.testing.assert_allclose(gpu.embed_query(texts[1]), ours[1], atol=1e-5)
+
+
+def test_packed_rows_give_the_padded_batches_vectors(small_batches, monkeypatch):
+    """Several texts to a row (block-diagonal attention, positions restarting per text):
+    the vectors of padded batches, over many rows and several forward passes."""
+    from hygraph.models import mean_pooled
+
+    model = small_batches._load()
+    bert = supported_bert(model)
+    texts = [*TEXTS, *(f"{t} {n}" for n, t in enumerate(TEXTS[:4] * 3))]
+    forward = mean_pooled.torch_forward(bert)
+    padded = mean_pooled.encode_batches(model, texts, 3, 384, forward)
+    monkeypatch.setattr(mean_pooled, "PACK_TOKENS", 40)  # a few texts a row
+    monkeypatch.setattr(mean_pooled, "PACK_ROWS", 2)  # several passes
+    monkeypatch.setattr(mean_pooled, "PACK_TOKENIZE", 5)
+    packed = mean_pooled.encode_packed(model, texts, 384, bert)
+    np.testing.assert_allclose(packed, padded, atol=1e-5)
+    unit = packed / np.linalg.norm(packed, axis=1, keepdims=True)
+    ref = padded / np.linalg.norm(padded, axis=1, keepdims=True)
+    assert (unit * ref).sum(1).min() > 0.999999
+    np.testing.assert_allclose(small_batches.embed(texts), _encode(small_batches, texts), atol=1e-6)
+
+
+def test_one_text_and_an_eager_attention_run_padded(small_batches, monkeypatch):
+    """A question (one text) is not packed, nor are texts where the attention would not
+    take a block mask as it is."""
+    from hygraph.models import mean_pooled
+
+    def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("packed")
+
+    monkeypatch.setattr(mean_pooled, "encode_packed", refuse)
+    expected = _encode(small_batches, TEXTS)
+    np.testing.assert_allclose(small_batches.embed_query(TEXTS[2]), expected[2], atol=1e-6)
+    bert = supported_bert(small_batches._load())
+    monkeypatch.setattr(bert.config, "_attn_implementation", "eager")
+    np.testing.assert_allclose(small_batches.embed(TEXTS), expected, atol=1e-6)

@@ -144,13 +144,10 @@ class SentenceTransformerEmbedder:
         onnx = None if bf16 else self._onnx_encoder()
         if onnx is not None:
             return _normalise(onnx.encode([str(t) for t in texts]))
-        forward = self._torch_forward()
+        own = self._own_encoder()
         with self._autocast(bf16):
-            if forward is not None:
-                return _normalise(
-                    encode_batches(model, [str(t) for t in texts], self.batch_size,
-                                   self.dim, forward)
-                )  # fmt: skip
+            if own is not None:
+                return _normalise(own([str(t) for t in texts]))
             vectors = model.encode(
                 list(texts),
                 batch_size=self.batch_size,
@@ -160,16 +157,27 @@ class SentenceTransformerEmbedder:
             )
         return _normalise(vectors)
 
-    def _torch_forward(self) -> Any:
-        """The model's own forward pass (:mod:`hygraph.models.mean_pooled`) where it is a
-        mean-pooled BERT encoder, else None (``encode`` runs it). Checked per call: it
-        is cheap, and a caller may have changed the loaded model."""
-        from hygraph.models.mean_pooled import UnsupportedModel, supported_bert, torch_forward
+    def _own_encoder(self) -> Any:
+        """The model's own forward pass (:mod:`hygraph.models.mean_pooled`) as a function of
+        the texts, where it is a mean-pooled BERT encoder, else None (``encode`` runs it).
+        Several texts are packed side by side (``encode_packed``, where the attention
+        takes a block mask); one text, a question, runs alone. Checked per call: it is
+        cheap, and a caller may have changed the loaded model."""
+        from hygraph.models import mean_pooled as mp
 
+        model = self._load()
         try:
-            return torch_forward(supported_bert(self._load()))
-        except UnsupportedModel:
+            bert = mp.supported_bert(model)
+        except mp.UnsupportedModel:
             return None
+        forward = mp.torch_forward(bert)
+
+        def own(texts: list[str]) -> np.ndarray:
+            if len(texts) > 1 and mp.packs(bert):
+                return mp.encode_packed(model, texts, self.dim, bert)
+            return encode_batches(model, texts, self.batch_size, self.dim, forward)
+
+        return own
 
     def _onnx_encoder(self) -> Any:
         """The ONNX Runtime encoder when that runtime was asked for and works, else None."""

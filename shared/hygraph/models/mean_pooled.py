@@ -79,3 +79,89 @@ def torch_forward(bert: Any) -> Callable[[dict[str, Any]], np.ndarray]:
         return pooled.float().cpu().numpy()
 
     return forward
+
+
+#: Word pieces a packed row holds (several short texts side by side; a longer text alone).
+PACK_TOKENS = 256
+#: Packed rows per forward pass.
+PACK_ROWS = 8
+#: Texts tokenized at a time (their padded ids are held until packed).
+PACK_TOKENIZE = 1024
+
+
+def packs(bert: Any) -> bool:
+    """Whether :func:`encode_packed` can run ``bert``: its attention takes a prepared
+    block mask as it is (PyTorch's SDPA; the eager path wants an additive mask)."""
+    return getattr(bert.config, "_attn_implementation", None) == "sdpa"
+
+
+def encode_packed(model: Any, texts: Sequence[str], dim: int, bert: Any) -> np.ndarray:
+    """Mean-pooled (not normalised) vectors of ``texts``, several texts to a row.
+
+    A padded batch spends the encoder's work on padding: an insert's ~16 facts of 6–22
+    word pieces padded to the longest, or a bulk batch of passages of mixed lengths.
+    Here each text keeps its own word pieces (``model.preprocess``, unpadded), texts are
+    laid side by side in rows of up to :data:`PACK_TOKENS` (longest first, next fit),
+    and each attends only to itself: a block-diagonal attention mask, positions
+    restarting at 0 for each text, its pooled vector the mean over its own pieces. The
+    vectors are the padded batches' to float rounding (least cosine 0.9999998 on MuSiQue
+    passages, facts and names; ``tests/test_embedder_forward.py``); an insert's facts
+    and names embed in about 0.6 of the time, bulk passages and facts 1.4× faster.
+    """
+    import torch
+
+    device = next(bert.parameters()).device
+    pieces: list[tuple[list[int], list[int]]] = []  # per text: (ids, token types)
+    for start in range(0, len(texts), PACK_TOKENIZE):
+        features = model.preprocess(list(texts[start : start + PACK_TOKENIZE]))
+        ids, mask = features["input_ids"], features["attention_mask"].bool()
+        types = features.get("token_type_ids", torch.zeros_like(ids))
+        pieces += [(ids[i][mask[i]].tolist(), types[i][mask[i]].tolist()) for i in range(len(ids))]
+    budget = max([PACK_TOKENS, *(len(p[0]) for p in pieces)])
+    rows: list[list[int]] = []
+    used = budget
+    for i in sorted(range(len(pieces)), key=lambda i: -len(pieces[i][0])):
+        if used + len(pieces[i][0]) > budget:
+            rows.append([])
+            used = 0
+        rows[-1].append(i)
+        used += len(pieces[i][0])
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    for start in range(0, len(rows), PACK_ROWS):
+        batch = rows[start : start + PACK_ROWS]
+        out[[i for row in batch for i in row]] = _packed_pass(bert, batch, pieces, device)
+    return out
+
+
+def _packed_pass(bert: Any, batch: list[list[int]], pieces: list[Any], device: Any) -> np.ndarray:
+    """One forward pass over the packed ``batch`` (rows of text numbers): the pooled vector
+    of each text, in the batch's order."""
+    import torch
+
+    width = max(sum(len(pieces[i][0]) for i in row) for row in batch)
+    ids = torch.zeros((len(batch), width), dtype=torch.long)
+    types, positions = torch.zeros_like(ids), torch.zeros_like(ids)
+    owner = torch.full((len(batch), width), -1, dtype=torch.long)  # the text of each piece
+    text = 0
+    for r, row in enumerate(batch):
+        at = 0
+        for i in row:
+            n = len(pieces[i][0])
+            ids[r, at : at + n] = torch.tensor(pieces[i][0])
+            types[r, at : at + n] = torch.tensor(pieces[i][1])
+            positions[r, at : at + n] = torch.arange(n)
+            owner[r, at : at + n] = text
+            text, at = text + 1, at + n
+    block = (owner[:, :, None] == owner[:, None, :]) & (owner[:, :, None] >= 0)
+    block |= torch.eye(width, dtype=torch.bool)[None]  # padding attends to itself, not to -inf
+    with torch.inference_mode():
+        hidden = bert(input_ids=ids.to(device), token_type_ids=types.to(device),
+                      position_ids=positions.to(device),
+                      attention_mask=block[:, None].to(device))[0]  # fmt: skip
+        flat = owner.reshape(-1).to(device)
+        real = flat >= 0
+        sums = torch.zeros((text, hidden.shape[-1]), dtype=hidden.dtype, device=device)
+        sums.index_add_(0, flat[real], hidden.reshape(-1, hidden.shape[-1])[real])
+        counts = torch.bincount(flat[real], minlength=text).to(hidden.dtype)
+        pooled = sums / counts[:, None]
+    return pooled.float().cpu().numpy()  # type: ignore[no-any-return]
