@@ -45,9 +45,15 @@ def similar_pairs(
     q, k = normalise_rows(queries), normalise_rows(keys)
     if len(q) == 0 or len(k) == 0 or cap <= 0:
         return []
+    import torch
+
     out: list[tuple[int, int, float]] = []
+    keys_t = torch.from_numpy(k).T
     for start in range(0, len(q), max(block, 1)):
-        sims = q[start : start + max(block, 1)] @ k.T
+        # PyTorch's product, not numpy's: numpy's BLAS keeps a thread pool of its own
+        # whose threads spin after each product, taking a core from the encoder's next
+        # forward pass (a one-document insert's first call ran twice as long).
+        sims = (torch.from_numpy(q[start : start + max(block, 1)]) @ keys_t).numpy()
         if skip is not None:
             rows = np.arange(len(sims))
             own = np.asarray(skip[start : start + len(sims)], dtype=np.int64)
