@@ -111,12 +111,12 @@ def encode_packed(model: Any, texts: Sequence[str], dim: int, bert: Any) -> np.n
     import torch
 
     device = next(bert.parameters()).device
-    pieces: list[tuple[list[int], list[int]]] = []  # per text: (ids, token types)
+    pieces: list[tuple[Any, Any]] = []  # per text: its ids and token types (tensors)
     for start in range(0, len(texts), PACK_TOKENIZE):
         features = model.preprocess(list(texts[start : start + PACK_TOKENIZE]))
         ids, mask = features["input_ids"], features["attention_mask"].bool()
         types = features.get("token_type_ids", torch.zeros_like(ids))
-        pieces += [(ids[i][mask[i]].tolist(), types[i][mask[i]].tolist()) for i in range(len(ids))]
+        pieces += [(ids[i][mask[i]], types[i][mask[i]]) for i in range(len(ids))]
     budget = max([PACK_TOKENS, *(len(p[0]) for p in pieces)])
     rows: list[list[int]] = []
     used = budget
@@ -147,8 +147,8 @@ def _packed_pass(bert: Any, batch: list[list[int]], pieces: list[Any], device: A
         at = 0
         for i in row:
             n = len(pieces[i][0])
-            ids[r, at : at + n] = torch.tensor(pieces[i][0])
-            types[r, at : at + n] = torch.tensor(pieces[i][1])
+            ids[r, at : at + n] = pieces[i][0]
+            types[r, at : at + n] = pieces[i][1]
             positions[r, at : at + n] = torch.arange(n)
             owner[r, at : at + n] = text
             text, at = text + 1, at + n
