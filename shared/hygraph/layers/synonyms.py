@@ -139,8 +139,8 @@ class Synonyms(Layer):
                 keys = self._current_keys(res, chunk_ids, version)
                 # What the last build left matched, unless another connection wrote since
                 # (read whole, it was 0.04 s an insert at 20,000 documents).
-                fresh = kept is not None and kept.valid(res, version)
-                matched = kept.matched if fresh and kept is not None else self._matched(res)
+                valid = kept is not None and kept.valid(res, version)
+                matched = kept.matched if kept is not None and valid else self._matched(res)
             todo = {}
             for entity_id in chunk_entities(res, batch):
                 digest = _digest(keys, entity_id)

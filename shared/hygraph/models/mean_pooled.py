@@ -119,7 +119,7 @@ def encode_packed(model: Any, texts: Sequence[str], dim: int, bert: Any) -> np.n
         pieces += [(ids[i][mask[i]], types[i][mask[i]]) for i in range(len(ids))]
     budget = max([PACK_TOKENS, *(len(p[0]) for p in pieces)])
     rows: list[list[int]] = []
-    used = budget
+    used = budget  # "the current row is full": the first text opens a row
     for i in sorted(range(len(pieces)), key=lambda i: -len(pieces[i][0])):
         if used + len(pieces[i][0]) > budget:
             rows.append([])
