@@ -133,6 +133,25 @@ def test_packed_rows_give_the_padded_batches_vectors(small_batches, monkeypatch)
     np.testing.assert_allclose(small_batches.embed(texts), _encode(small_batches, texts), atol=1e-6)
 
 
+def test_rows_are_packed_as_even_as_the_budget_allows():
+    """An insert's passage and its short facts and names: as few rows as hold them, filled
+    evenly (a pass computes every row to the widest), each text once; a text longer than
+    the budget gets a row of its own length."""
+    from hygraph.models.mean_pooled import pack_rows
+
+    lengths = [102, 22, 20, 19, 17, 15, 14, 14, 13, 12, 11, 11, 10, 9, 8, 8, 7, 7, 6, 5]
+    rows = pack_rows(lengths, 256)
+    assert sorted(i for row in rows for i in row) == list(range(len(lengths)))
+    fills = [sum(lengths[i] for i in row) for row in rows]
+    assert len(rows) == 2 and max(fills) <= 256
+    assert max(fills) - min(fills) <= max(lengths[1:])  # the passage's row is topped up last
+    assert max(fills) < 200  # next fit would make one row of ~256 and one of ~94
+    rows = pack_rows([300, 20, 20], 256)
+    assert [0] in rows and max(sum([300, 20, 20][i] for i in r) for r in rows) == 300
+    assert pack_rows([], 256) == []
+    assert pack_rows([5], 256) == [[0]]
+
+
 def test_one_text_and_an_eager_attention_run_padded(small_batches, monkeypatch):
     """A question (one text) is not packed, nor are texts where the attention would not
     take a block mask as it is."""

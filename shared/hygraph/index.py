@@ -46,6 +46,7 @@ from hygraph.graph.journal import DeleteJournal
 from hygraph.graph.kinds import NodeKind
 from hygraph.graph.store import DeleteResult
 from hygraph.ingest.documents import Chunk, Document
+from hygraph.layers.ahead import update_layers
 from hygraph.layers.base import BASE_LAYERS, Layer, get_layer, layer_order
 from hygraph.locks import WriterLock
 from hygraph.manifest import MANIFEST_NAME, Manifest, path_inside
@@ -693,7 +694,7 @@ class GraphIndex:
         if recorded != self._recorded:
             self.manifest.save(self.path)
             self._recorded = recorded
-        counts = {name: self.layer(name).update(self.resources) for name in layer_order(wanted)}
+        counts = update_layers(self.resources, [self.layer(n) for n in layer_order(wanted)])
         self.resources.build_search_index()
         from hygraph.operators.passage_prior import REFRESH_SHARE
         from hygraph.operators.ppr import keep_query_matrices

@@ -113,6 +113,15 @@ class Layer:
         """
         raise NotImplementedError
 
+    def planned_texts(self, res: Resources, chunk_ids: Sequence[str]) -> list[str]:
+        """The texts :meth:`insert` would embed for ``chunk_ids`` (none known by default).
+
+        A small build embeds them ahead in one call (:mod:`hygraph.layers.ahead`); a text
+        named here and not embedded after costs a wasted vector, one embedded and not
+        named here is embedded by the layer as usual.
+        """
+        return []
+
     def delete(self, res: Resources, removed: DeleteResult) -> None:
         """Forget what a deleted document contributed. Default: nothing to forget."""
 

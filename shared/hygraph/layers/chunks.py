@@ -143,6 +143,9 @@ class ChunkVectors(Layer):
             res.vectors.upsert(CHUNK_COLLECTION, batch, vectors, payloads)
             res.store.mark_done(self.task or "", batch)
 
+    def planned_texts(self, res: Resources, chunk_ids: Sequence[str]) -> list[str]:
+        return list(res.chunk_texts(chunk_ids).values())
+
     def _warn_if_too_long(self, res: Resources, texts: list[str]) -> None:
         """Warn once per index when a chunk (with its title line) exceeds the embedder's window.
 

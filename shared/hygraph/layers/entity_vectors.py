@@ -68,15 +68,23 @@ class EntityVectors(Layer):
 
     def embed(self, res: Resources, entity_ids: Iterable[str]) -> None:
         """Embed these entities as they are now (missing or non-entity ids are skipped)."""
-        found = res.store.get_nodes(sorted(entity_ids), sources=False).values()
-        nodes = [n for n in found if n.kind == NodeKind.ENTITY]
-        style = self.config.embed_style
+        texts = self.texts(res, entity_ids)
         res.upsert_vectors(
-            ENTITY_COLLECTION,
-            [n.id for n in nodes],
-            [entity_embedding_text(n.name or "", n.text or "", style) for n in nodes],
-            [{"kind": "entity"} for _ in nodes],
+            ENTITY_COLLECTION, list(texts), list(texts.values()), [{"kind": "entity"}] * len(texts)
         )
+
+    def texts(self, res: Resources, entity_ids: Iterable[str]) -> dict[str, str]:
+        """Entity id → what it is embedded as, for the entities among ``entity_ids``."""
+        found = res.store.get_nodes(sorted(entity_ids), sources=False).values()
+        style = self.config.embed_style
+        return {
+            n.id: entity_embedding_text(n.name or "", n.text or "", style)
+            for n in found
+            if n.kind == NodeKind.ENTITY
+        }
+
+    def planned_texts(self, res: Resources, chunk_ids: Sequence[str]) -> list[str]:
+        return list(self.texts(res, chunk_entities(res, chunk_ids)).values())
 
     def delete(self, res: Resources, removed: DeleteResult) -> None:
         res.delete_vectors(ENTITY_COLLECTION, [n for n in removed.node_ids if n.startswith("ent:")])

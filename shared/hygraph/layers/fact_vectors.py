@@ -107,7 +107,7 @@ class FactVectors(RelationVectors):
     def store_texts(self, res: Resources, texts: dict[str, str]) -> None:
         """Embed the facts whose text is not the one their stored vector was embedded from."""
         known = self._known(res)
-        todo = {i: t for i, t in texts.items() if known.get(i) != text_digest(t)}
+        todo = self.todo(res, texts)
         if not todo:
             return
         super().store_texts(res, todo)  # each distinct text embedded once (upsert_vectors)
@@ -118,6 +118,11 @@ class FactVectors(RelationVectors):
             res.store.unmark_done(self.texts_task, gone)
             res.store.mark_done(self.texts_task, [f"{i}\t{d}" for i, d in fresh.items()])
         known.update(fresh)
+
+    def todo(self, res: Resources, texts: dict[str, str]) -> dict[str, str]:
+        """The facts whose text is not the one their stored vector was embedded from."""
+        known = self._known(res)
+        return {i: t for i, t in texts.items() if known.get(i) != text_digest(t)}
 
     def _known(self, res: Resources) -> dict[str, str]:
         """Id → digest of its vector's text, read again when another connection wrote."""

@@ -59,17 +59,28 @@ class RelationVectors(Layer):
         return relation_text(src_name, label, dst_name, described)
 
     def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
+        for batch in in_batches(res, chunk_ids, BUILD_BATCH, "relation vectors"):
+            self.embed(res, self.keys(res, batch))
+            res.store.mark_done(self.task or "", batch)
+
+    def keys(self, res: Resources, chunk_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """The relation edges the extractions of ``chunk_ids`` state."""
         from hygraph.graph.entity_graph import entity_node_id
 
-        for batch in in_batches(res, chunk_ids, BUILD_BATCH, "relation vectors"):
-            keys = {
-                (entity_node_id(r.source_key), entity_node_id(r.target_key), EdgeKind.RELATION)
-                for ex in res.store.get_extractions(batch).values()
-                for r in ex.relations
-                if r.source_key and r.target_key
-            }
-            self.embed(res, sorted(keys))
-            res.store.mark_done(self.task or "", batch)
+        keys = {
+            (entity_node_id(r.source_key), entity_node_id(r.target_key), EdgeKind.RELATION)
+            for ex in res.store.get_extractions(chunk_ids).values()
+            for r in ex.relations
+            if r.source_key and r.target_key
+        }
+        return sorted(keys)
+
+    def planned_texts(self, res: Resources, chunk_ids: Sequence[str]) -> list[str]:
+        return list(self.todo(res, self.texts(res, self.keys(res, chunk_ids))).values())
+
+    def todo(self, res: Resources, texts: dict[str, str]) -> dict[str, str]:
+        """Of ``texts`` (relation id → text), those to embed (a subclass may skip some)."""
+        return texts
 
     def embed(self, res: Resources, keys: Sequence[tuple[str, str, str]]) -> None:
         """Embed the relation edges ``keys`` as they are now (missing ones are skipped)."""

@@ -316,6 +316,8 @@ class CachedEmbedder:
         #: Keep questions in the cache too (False: each is embedded anew and never written
         #: to disk; a server that should not keep its users' questions sets it).
         self.cache_queries = True
+        #: Vectors embedded ahead of the calls that will ask for them (:meth:`hold`).
+        self._held: dict[str, np.ndarray] = {}
 
     @property
     def dim(self) -> int:
@@ -329,8 +331,12 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         keys = [self._key(t, role) for t in texts]
+        held = {k: self._held[k] for k in keys if k in self._held}
+        if len(held) == len(keys):
+            return np.vstack([held[k] for k in keys])
         cache = self.cache if role != "query" or self.cache_queries else None
         found = self._usable(cache.get_many(keys)) if cache is not None else {}
+        found.update(held)
         missing = sorted({i for i, k in enumerate(keys) if k not in found})
         # Deduplicate identical texts within the batch.
         unique: dict[str, int] = {}
@@ -350,7 +356,9 @@ class CachedEmbedder:
             if cache is not None:
                 cache.set_many((k, v.tobytes()) for k, v in computed.items())
         if self.tracker is not None:
-            self.tracker.record_embeddings(len(computed), len(texts) - len(computed))
+            # Held vectors were counted when :meth:`hold` embedded them.
+            hits = sum(1 for k in keys if k not in computed and k not in held)
+            self.tracker.record_embeddings(len(computed), hits)
         rows = [computed[k] if k in computed else found[k] for k in keys]
         return np.vstack(rows)
 
@@ -382,6 +390,25 @@ class CachedEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, "doc")
+
+    def hold(self, texts: Sequence[str]) -> None:
+        """Embed ``texts`` now, in one call, and keep their vectors until :meth:`release`.
+
+        A small insert embeds its chunk, its facts and its entity names in three layers;
+        each call of a few texts costs about what a call of them all together does (the
+        model's weights are read once per call), so the build embeds what the layers are
+        about to ask for here first. Later :meth:`embed` calls of held texts are answered
+        from memory; the vectors are those the layers would have got (and are cached on
+        disk as usual).
+        """
+        texts = list(dict.fromkeys(texts))
+        if texts:
+            vectors = self._embed(texts, "doc")
+            self._held.update(zip((self._key(t, "doc") for t in texts), vectors, strict=True))
+
+    def release(self) -> None:
+        """Forget the vectors :meth:`hold` kept."""
+        self._held.clear()
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([text], "query")[0]
