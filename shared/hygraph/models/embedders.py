@@ -331,7 +331,8 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         keys = [self._key(t, role) for t in texts]
-        held = {k: self._held[k] for k in keys if k in self._held}
+        # .get: a query thread may read while a build's thread releases.
+        held = {k: v for k in keys if (v := self._held.get(k)) is not None}
         if len(held) == len(keys):
             return np.vstack([held[k] for k in keys])
         cache = self.cache if role != "query" or self.cache_queries else None

@@ -119,18 +119,12 @@ def settings(steps: Sequence[Step], config: Any) -> list[tuple[str, dict[str, An
     """Each step that applies under ``config``: its operator and every parameter it runs
     with (the step's, resolved, over the operator's defaults), as known before a query.
     ``$top_k`` reads the config's."""
-    import inspect
-
     out = []
     for n, step in enumerate(steps, start=1):
         if not applies(step.when, config, n, step.op):
             continue
         op = get_operator(step.op)
-        params = {
-            name: p.default
-            for name, p in inspect.signature(op.fn).parameters.items()
-            if p.default is not inspect.Parameter.empty
-        }
+        params = {name: default for name, default in op.params.items() if default is not _EMPTY}
         params.update(resolve(step.params, config, None, n, step.op))
         out.append((step.op, params))
     return out
