@@ -32,6 +32,16 @@ def minilm(onnx_exports):
     return embedder
 
 
+@pytest.fixture
+def layer_by_layer(monkeypatch):
+    """Builds embed layer by layer, in each layer's batches, whatever their size: a small
+    build's one call ahead (:mod:`hygraph.layers.ahead`) is off, so a test can fail an
+    embedder part-way through a layer."""
+    from hygraph.layers import ahead
+
+    monkeypatch.setattr(ahead, "AHEAD_CHUNKS", 0)
+
+
 @pytest.fixture(scope="session")
 def sample_path() -> Path:
     return sample_dir()

@@ -131,7 +131,9 @@ def test_unknown_embedder_is_a_user_error(tmp_path, capsys):
     assert code == 2 and "unknown embedder 'word2vec:x'" in err
 
 
-def test_crash_mid_build_is_one_line_and_rerun_resumes(tmp_path, capsys, minilm, monkeypatch):
+def test_crash_mid_build_is_one_line_and_rerun_resumes(
+    tmp_path, capsys, minilm, monkeypatch, layer_by_layer
+):
     import hygraph.layers.chunks as index_module
     import hygraph.models.embedders as embedders
 

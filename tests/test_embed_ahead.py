@@ -103,3 +103,38 @@ def test_held_vectors_answer_without_the_model_and_go_on_release():
     inner.calls.clear()
     embedder.embed(["gamma"])
     assert inner.calls == [["gamma"]]
+
+
+class FailingOnce(WordEmbedder):
+    """The word-bag test double, whose backend fails its first ``embed`` call (as a
+    timed-out embedding server would), then answers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed = False
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("embedding server timed out")
+        return super().embed(texts)
+
+
+def test_a_failed_call_ahead_loses_nothing_and_the_rerun_finishes(tmp_path):
+    import pytest
+
+    docs = _docs(4)
+    with GraphIndex(tmp_path / "i", embedder=WordEmbedder(), progress=False) as index:
+        index.insert(docs[:3], methods=["hybrid-ppr"])
+    flaky = FailingOnce()
+    with GraphIndex.open(tmp_path / "i", embedder=flaky, progress=False) as index:
+        with pytest.raises(Exception, match="timed out"):
+            index.insert([docs[3]])
+        assert index.resources.embedder._held == {}
+        index.insert([docs[3]])  # the document is stored: its layers are brought up to date
+        grown = {c: _points(index, c) for c in ("chunks", "facts", "entities")}
+    with GraphIndex(tmp_path / "j", embedder=WordEmbedder(), progress=False) as bulk:
+        bulk.insert(docs, methods=["hybrid-ppr"])
+        fresh = {c: _points(bulk, c) for c in ("chunks", "facts", "entities")}
+    for collection in grown:
+        assert grown[collection].keys() == fresh[collection].keys(), collection

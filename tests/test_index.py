@@ -83,7 +83,7 @@ def test_insert_twice_adds_nothing_and_changed_doc_replaces(tmp_path, minilm):
         assert "1988" in top.items[0].text
 
 
-def test_resume_after_crash_mid_embedding(tmp_path, minilm, monkeypatch):
+def test_resume_after_crash_mid_embedding(tmp_path, minilm, monkeypatch, layer_by_layer):
     import hygraph.layers.chunks as index_module
 
     monkeypatch.setattr(index_module, "EMBED_BATCH", 1)

@@ -92,7 +92,7 @@ def test_both_stores_give_the_same_index_and_rankings(tmp_path, minilm, server, 
 
 
 def test_a_build_killed_mid_embedding_resumes_without_duplicates(
-    store_location, tmp_path, minilm, monkeypatch
+    store_location, tmp_path, minilm, monkeypatch, layer_by_layer
 ):
     from test_index import FlakyEmbedder
 

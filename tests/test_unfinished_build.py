@@ -51,7 +51,7 @@ def test_a_failed_run_saves_its_counters(tmp_path):
     assert saved["attempts"] == 1 and saved["usage"]["stages"]["extract"]["llm_calls"] == 1
 
 
-def test_the_build_history_holds_every_attempt(tmp_path, minilm, monkeypatch):
+def test_the_build_history_holds_every_attempt(tmp_path, minilm, monkeypatch, layer_by_layer):
     """An insert whose embedder fails part-way, then a rerun: one build in the history,
     its counters those of both runs (the first run's chunk embeddings included)."""
     from test_index import FlakyEmbedder

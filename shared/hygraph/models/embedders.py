@@ -358,7 +358,7 @@ class CachedEmbedder:
                 cache.set_many((k, v.tobytes()) for k, v in computed.items())
         if self.tracker is not None:
             # Held vectors were counted when :meth:`hold` embedded them.
-            hits = sum(1 for k in keys if k not in computed and k not in held)
+            hits = len(texts) - len(computed) - sum(1 for k in keys if k in held)
             self.tracker.record_embeddings(len(computed), hits)
         rows = [computed[k] if k in computed else found[k] for k in keys]
         return np.vstack(rows)
