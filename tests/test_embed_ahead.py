@@ -20,6 +20,7 @@ from hygraph.models.embedders import CachedEmbedder
 from hygraph.usage import UsageTracker
 
 SLICE = Path(__file__).parent / "data" / "musique_slice"
+COLLECTIONS = ("chunks", "facts", "entities")
 
 
 def _docs(n: int) -> list[Document]:
@@ -41,6 +42,17 @@ class CountingEmbedder(WordEmbedder):
 
 def _points(index: GraphIndex, collection: str) -> dict[str, np.ndarray]:
     return index.resources.vectors.vectors(collection, _ids(index, collection))
+
+
+def _same_as_a_bulk_build(grown: dict[str, dict], docs: list[Document], path: Path) -> None:
+    """``grown``'s points (by collection) are those of one bulk build of ``docs``."""
+    with GraphIndex(path, embedder=WordEmbedder(), progress=False) as bulk:
+        bulk.insert(docs, methods=["hybrid-ppr"])
+        fresh = {c: _points(bulk, c) for c in COLLECTIONS}
+    for collection in grown:
+        assert grown[collection].keys() == fresh[collection].keys(), collection
+        for key, vector in grown[collection].items():
+            np.testing.assert_allclose(vector, fresh[collection][key], atol=1e-6)
 
 
 def _ids(index: GraphIndex, collection: str) -> list[str]:
@@ -67,14 +79,8 @@ def test_a_one_document_insert_makes_one_encoder_call(tmp_path):
         assert set(chunk_texts.values()) <= texts  # the chunk, with its title line
         assert len(texts) > len(chunk_texts)  # and its facts and names with it
         assert "embed" in report.usage["stages"]
-        grown = {c: _points(index, c) for c in ("chunks", "facts", "entities")}
-    with GraphIndex(tmp_path / "j", embedder=WordEmbedder(), progress=False) as bulk:
-        bulk.insert(docs, methods=["hybrid-ppr"])
-        fresh = {c: _points(bulk, c) for c in ("chunks", "facts", "entities")}
-    for collection in grown:
-        assert grown[collection].keys() == fresh[collection].keys(), collection
-        for key, vector in grown[collection].items():
-            np.testing.assert_allclose(vector, fresh[collection][key], atol=1e-6)
+        grown = {c: _points(index, c) for c in COLLECTIONS}
+    _same_as_a_bulk_build(grown, docs, tmp_path / "j")
 
 
 def test_a_bulk_build_embeds_layer_by_layer(tmp_path, monkeypatch):
@@ -132,9 +138,5 @@ def test_a_failed_call_ahead_loses_nothing_and_the_rerun_finishes(tmp_path):
             index.insert([docs[3]])
         assert index.resources.embedder._held == {}
         index.insert([docs[3]])  # the document is stored: its layers are brought up to date
-        grown = {c: _points(index, c) for c in ("chunks", "facts", "entities")}
-    with GraphIndex(tmp_path / "j", embedder=WordEmbedder(), progress=False) as bulk:
-        bulk.insert(docs, methods=["hybrid-ppr"])
-        fresh = {c: _points(bulk, c) for c in ("chunks", "facts", "entities")}
-    for collection in grown:
-        assert grown[collection].keys() == fresh[collection].keys(), collection
+        grown = {c: _points(index, c) for c in COLLECTIONS}
+    _same_as_a_bulk_build(grown, docs, tmp_path / "j")

@@ -36,6 +36,19 @@ def relation_text(src_name: str, label: str, dst_name: str, descriptions: Iterab
     return f"{head}: {body}" if body else head
 
 
+def named_relations(res: Resources, chunk_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+    """Keys of the relation edges that the extractions of ``chunk_ids`` name."""
+    from hygraph.graph.entity_graph import entity_node_id
+
+    keys = {
+        (entity_node_id(r.source_key), entity_node_id(r.target_key), EdgeKind.RELATION)
+        for ex in res.store.get_extractions(chunk_ids).values()
+        for r in ex.relations
+        if r.source_key and r.target_key
+    }
+    return sorted(keys)
+
+
 @register_layer
 class RelationVectors(Layer):
     name = "relation-vectors"
@@ -65,15 +78,7 @@ class RelationVectors(Layer):
 
     def keys(self, res: Resources, chunk_ids: Sequence[str]) -> list[tuple[str, str, str]]:
         """The relation edges the extractions of ``chunk_ids`` state."""
-        from hygraph.graph.entity_graph import entity_node_id
-
-        keys = {
-            (entity_node_id(r.source_key), entity_node_id(r.target_key), EdgeKind.RELATION)
-            for ex in res.store.get_extractions(chunk_ids).values()
-            for r in ex.relations
-            if r.source_key and r.target_key
-        }
-        return sorted(keys)
+        return named_relations(res, chunk_ids)
 
     def planned_texts(self, res: Resources, chunk_ids: Sequence[str]) -> list[str]:
         return list(self.todo(res, self.texts(res, self.keys(res, chunk_ids))).values())

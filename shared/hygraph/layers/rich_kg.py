@@ -35,7 +35,7 @@ from hygraph.errors import ConfigError
 from hygraph.graph.kinds import EdgeKind
 from hygraph.graph.store import Edge
 from hygraph.layers.base import Layer, LayerConfig, in_batches, register_layer
-from hygraph.layers.relation_vectors import RelationVectors, relation_text
+from hygraph.layers.relation_vectors import RelationVectors, named_relations, relation_text
 
 if TYPE_CHECKING:
     from hygraph.graph.store import DeleteResult
@@ -83,19 +83,6 @@ def _digest(edge: Edge) -> str:
     label, labels, descriptions = relation_parts(edge)
     text = json.dumps([label, labels, descriptions], ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def named_relations(res: Resources, chunk_ids: Sequence[str]) -> list[EdgeKey]:
-    """Keys of the relation edges that the extractions of ``chunk_ids`` name."""
-    from hygraph.graph.entity_graph import entity_node_id
-
-    keys = {
-        (entity_node_id(r.source_key), entity_node_id(r.target_key), EdgeKind.RELATION)
-        for ex in res.store.get_extractions(chunk_ids).values()
-        for r in ex.relations
-        if r.source_key and r.target_key
-    }
-    return sorted(keys)
 
 
 def touched_relations(res: Resources, removed: DeleteResult) -> list[EdgeKey]:
