@@ -53,6 +53,10 @@ def _state(index: GraphIndex) -> tuple:
     return index.store.counts(), vectors, ranked, sorted(index.methods)
 
 
+def _no_reading(*args, **kwargs):
+    raise AssertionError("a query read a collection's vectors back: no kept matrix matched")
+
+
 def test_an_index_goes_to_the_shared_topology_and_back_unchanged(built, tmp_path, minilm, server):
     from postgres_server import schema_url
     from qdrant_client import QdrantClient
@@ -81,6 +85,9 @@ def test_an_index_goes_to_the_shared_topology_and_back_unchanged(built, tmp_path
     assert back.rows == report.rows
     with GraphIndex.open(tmp_path / "back", embedder=minilm) as index:
         assert index.manifest.store is None and index.manifest.vectors["backend"] == "edge"
+        # Its vectors have write tokens of their own: the copy kept the matrices a query
+        # maps under them, so no query reads a collection's vectors back.
+        index.resources.matrices._read = _no_reading
         assert _state(index) == expected
     with pytest.raises(IndexMismatchError, match="already holds an index"):
         copy_index(built, tmp_path / "back", progress=False)

@@ -7,7 +7,8 @@ extracted or embedded again: the graph store's tables row by row (documents and 
 in the order they were added), every vector collection point by point (vectors and
 payloads, so stock LlamaIndex and LangChain stores read the passage collection as
 before), and the files derived from them (caches, walk matrices), which stay valid
-because the store's commit counter is copied too.
+because the store's commit counter is copied too; where the target's vectors are
+embedded, their write tokens are new, and the matrices keyed by them are made again.
 
 **Resumable.** The copy records each table and collection it finished in the target's
 own progress table; a copy stopped half-way (killed, a lost connection) is run again
@@ -155,9 +156,26 @@ def copy_index(
                     text = (target / MANIFEST_NAME).read_text()
                     _write_meta(dst.store, [(SHARED_MANIFEST, text)])
                 dst.manifest = copied  # (no mirror: closing the copy writes nothing more)
+                _keep_query_files(dst)
             marker.unlink()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _keep_query_files(index: GraphIndex) -> None:
+    """The matrices a query process maps (:func:`hygraph.operators.ppr.keep_query_matrices`),
+    kept for the copy's own vectors.
+
+    The files copied are keyed by the store's commit counter (copied too) and by each
+    collection's write token; embedded vectors get tokens of their own in the target, so
+    there the copied files no longer match, and without this the first query of each
+    process would read every vector back and the default method would walk the whole
+    graph until a later build. Files that still match (vectors on a Qdrant server) are
+    found and kept as they are.
+    """
+    from hygraph.operators.ppr import keep_query_matrices
+
+    keep_query_matrices(index.resources, index.query_steps(index.manifest.methods), walks=True)
 
 
 def _manifest_json(manifest: Manifest) -> str:
