@@ -111,6 +111,10 @@ def test_a_copy_stopped_half_way_is_finished_by_running_it_again(
         return real(src, dst, name, progress)
 
     monkeypatch.setattr(copying, "_copy_vectors", stopped)
+    from hygraph.resources import Resources
+
+    indexed = []  # the embedded collections' HNSW graphs are made, as a build makes them
+    monkeypatch.setattr(Resources, "build_search_index", lambda res: indexed.append(res.path))
     target = tmp_path / "copy"
     with pytest.raises(KeyboardInterrupt):
         copying.copy_index(built, target, store=store, progress=False)
@@ -119,6 +123,7 @@ def test_a_copy_stopped_half_way_is_finished_by_running_it_again(
     report = copying.copy_index(built, target, store=store, progress=False)
     assert {f"table:{t}" for t, _, _ in copying.TABLES} <= set(report.resumed)
     assert f"vectors:{calls[0]}" in report.resumed and calls[1] in report.points
+    assert indexed == [target]  # once, by the copy that finished
     with GraphIndex.open(target, embedder=minilm) as index:
         assert _state(index) == expected  # nothing duplicated, nothing missing
         assert index.store.done_items(copying.TASK) == set()

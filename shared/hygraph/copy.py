@@ -163,8 +163,10 @@ def copy_index(
 
 
 def _keep_query_files(index: GraphIndex) -> None:
-    """The matrices a query process maps (:func:`hygraph.operators.ppr.keep_query_matrices`),
-    kept for the copy's own vectors.
+    """What a build leaves for queries, made for the copy's own vectors: embedded
+    collections' HNSW graphs (points copied one by one are not indexed until it is made;
+    without it each search scans: 11.6 against 1.8 ms at 24,857 passages) and the
+    matrices a query process maps (:func:`hygraph.operators.ppr.keep_query_matrices`).
 
     The files copied are keyed by the store's commit counter (copied too) and by each
     collection's write token; embedded vectors get tokens of their own in the target, so
@@ -175,6 +177,7 @@ def _keep_query_files(index: GraphIndex) -> None:
     """
     from hygraph.operators.ppr import keep_query_matrices
 
+    index.resources.build_search_index()
     keep_query_matrices(index.resources, index.query_steps(index.manifest.methods), walks=True)
 
 
