@@ -698,6 +698,7 @@ class GraphIndex:
         self.resources.build_search_index()
         from hygraph.operators.passage_prior import REFRESH_SHARE
         from hygraph.operators.ppr import keep_query_matrices
+        from hygraph.operators.recipe import method_settings
 
         # The walk matrices unless this is a small insert: no chunk added (a method added,
         # or those missing written) or a share of the chunks worth their solve.
@@ -705,14 +706,9 @@ class GraphIndex:
         fresh = counts.get("chunks", 0)
         walks = fresh == 0 or fresh >= REFRESH_SHARE * self.store.chunk_count()
         if changed or walks:
-            keep_query_matrices(self.resources, self.query_steps(names), walks=walks)
+            steps = method_settings(self.method(name) for name in names)
+            keep_query_matrices(self.resources, steps, walks=walks)
         return counts
-
-    def query_steps(self, names: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
-        """The recipe steps (operator, resolved parameters) of the methods ``names``."""
-        from hygraph.operators.recipe import settings
-
-        return [s for n in names for s in settings(self.method(n).recipe, self.method(n).config)]
 
     def layer(self, name: str, options: Any = None) -> Layer:
         """The layer ``name`` of this index, configured as built (or from a method's config)."""

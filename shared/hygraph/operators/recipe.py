@@ -21,7 +21,7 @@ narrowed, so it changes nothing while ``top_k`` is within the configured depth.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -128,6 +128,12 @@ def settings(steps: Sequence[Step], config: Any) -> list[tuple[str, dict[str, An
         params.update(resolve(step.params, config, None, n, step.op))
         out.append((step.op, params))
     return out
+
+
+def method_settings(methods: Iterable[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """:func:`settings` of every step of ``methods`` (each with ``recipe`` and ``config``),
+    in order: what a build, or a copy, keeps query matrices for."""
+    return [s for m in methods for s in settings(m.recipe, m.config)]
 
 
 def run(res: Resources, state: State, steps: Sequence[Step], config: Any) -> State:
