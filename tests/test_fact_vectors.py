@@ -232,3 +232,14 @@ def test_an_index_built_with_relation_vectors_gets_fact_vectors(tmp_path):
         assert fact_ids(index) == relation_ids(index)
         result = index.retrieve("Who founded Bell Labs?", "hybrid-ppr")
         assert result.passages
+
+
+def test_relation_ids_are_relation_id_of_each_pair():
+    """The ids read for the kept fact matrix are made in C; they must be the layer's ids."""
+    from hygraph.layers import relation_vectors
+
+    pairs = [("ent:a", "ent:b"), ("ent:b|x", "ent:c"), ("", "ent:d")]
+    assert relation_vectors.relation_ids(pairs) == [
+        relation_vectors.relation_id(s, d) for s, d in pairs
+    ]
+    assert relation_vectors.relation_ids(iter(pairs)) == relation_vectors.relation_ids(pairs)

@@ -134,10 +134,11 @@ def test_base_rows_by_prefix_agree_with_the_dictionary():
         assert rows.tolist() == expected
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(9))
 def test_copy_rows_gives_the_gathered_rows(seed):
-    """The slice-then-gather copy equals the plain gather: base rows kept in place, rows
-    moved, rows the caller overwrites (new ≥ 0) anywhere, appended rows."""
+    """The run-by-run copy equals the plain gather: base rows kept in place, rows moved,
+    rows the caller overwrites (new ≥ 0) anywhere, appended rows, new rows inserted
+    between the base's (new fact ids sort among the old), a new first row."""
     from hygraph.kept_matrices import _copy_rows
 
     rng = np.random.default_rng(seed)
@@ -152,6 +153,10 @@ def test_copy_rows_gives_the_gathered_rows(seed):
     if seed % 2:  # some rows moved: every row after the first dropped id shifts up
         gone = int(rng.integers(0, 50))
         old, new = np.delete(old, gone), np.delete(new, gone)
+    if seed % 3 == 2:  # new rows between the base's, one of them first
+        at = np.sort(rng.choice(len(old), size=4, replace=False))
+        at[0] = 0
+        old, new = np.insert(old, at, -1), np.insert(new, at, 99)
     matrix = np.full((len(old), 4), np.nan, dtype=np.float32)
     _copy_rows(matrix, base, old, new)
     kept = old >= 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -154,9 +155,10 @@ class KeptMatrices:
                 except ValueError:
                     pass
             return old
-        row = {i: n for n, i in enumerate(base_ids)}
-        return np.fromiter((-1 if i in changed else row.get(i, -1) for i in wanted),
-                           dtype=np.int64, count=len(wanted))  # fmt: skip
+        row = dict(zip(base_ids, range(k), strict=True))
+        for i in changed:
+            row.pop(i, None)
+        return np.fromiter(map(row.get, wanted, repeat(-1)), dtype=np.int64, count=len(wanted))
 
     def kept_matrix(
         self,
@@ -190,18 +192,20 @@ def _copy_rows(matrix: np.ndarray, base: np.ndarray, old: np.ndarray, new: np.nd
     """Row ``p`` of ``matrix`` = ``base[old[p]]`` wherever ``old[p] ≥ 0`` (rows with
     ``new[p] ≥ 0`` are written by the caller after).
 
-    An insert leaves most rows where they were: the leading run of those (and of rows the
-    caller overwrites) is one slice copy, the rest gathered. A boolean-mask gather of
-    every row took 40–120 ms at 33,000 rows, the slice 8 ms.
+    An insert leaves the base's rows in order with a few new ones between them (fact ids
+    sort by their entities, so new facts land all over): each run of consecutive base
+    rows is one slice copy. At 33,000 rows with 20 inserted, 9 ms against 31 ms for one
+    gather of every row (and 40–120 ms for a boolean-mask gather).
     """
-    at = np.arange(len(old))
-    covered = (old == at) | ((old < 0) & (new >= 0) & (at < len(base)))
-    gaps = np.flatnonzero(~covered)
-    lead = int(gaps[0]) if len(gaps) else len(old)
-    matrix[:lead] = base[:lead]
-    rest = lead + np.flatnonzero(old[lead:] >= 0)
-    if len(rest):
-        matrix[rest] = base[old[rest]]
+    if not len(old):
+        return
+    breaks = np.flatnonzero((np.diff(old) != 1) | (old[:-1] < 0)) + 1
+    starts = np.concatenate(([0], breaks)).tolist()
+    ends = np.concatenate((breaks, [len(old)])).tolist()
+    firsts = old[starts].tolist()
+    for start, end, first in zip(starts, ends, firsts, strict=True):
+        if first >= 0:
+            matrix[start:end] = base[first : first + end - start]
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

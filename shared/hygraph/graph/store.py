@@ -727,7 +727,7 @@ class GraphStore(RecordsMixin):
         ``(kind, src)`` index alone (:meth:`edge_rows`' weights are in the table's rows,
         one lookup an edge: about twice the time, 95 against 50 ms at 33,000 relations)."""
         sql = "SELECT src, dst FROM edges WHERE kind = ? ORDER BY src, dst"
-        return [(r[0], r[1]) for r in self._query(sql, (kind,))]
+        return self._query(sql, (kind,))  # rows are (src, dst) tuples already
 
     def version(self) -> tuple[int, int, int]:
         """A cheap fingerprint of the graph's size (changes whenever nodes or edges do).

@@ -54,7 +54,7 @@ import numpy as np
 
 from hygraph.errors import ConfigError
 from hygraph.graph.kinds import EdgeKind
-from hygraph.layers.relation_vectors import relation_id
+from hygraph.layers.relation_vectors import relation_ids
 from hygraph.operators.registry import operator
 from hygraph.vectors.half_screen import top_positions as _top
 
@@ -282,7 +282,7 @@ def collection_matrix(res: Resources, view: Any, collection: str) -> tuple[list[
 
     def ids() -> list[str]:
         if collection in EDGE_COLLECTIONS:
-            return [relation_id(s, d) for s, d in view.store.edge_pairs(EdgeKind.RELATION)]
+            return relation_ids(view.store.edge_pairs(EdgeKind.RELATION))
         return view.store.chunk_ids()
 
     return view.memo_current(  # type: ignore[no-any-return]
