@@ -56,14 +56,16 @@ def _whole(index: GraphIndex, collection: str) -> tuple[list[str], np.ndarray]:
     return found, matrix / np.where(norms > 0, norms, 1.0)
 
 
-def _reads(index: GraphIndex, monkeypatch) -> list[int]:
+def _reads(index: GraphIndex, monkeypatch, only: str | None = None) -> list[int]:
+    """The number of ids of each vector read (of collection ``only``, or of any)."""
     res = index.resources
     read: list[int] = []
     original = res.vector_matrix
 
-    def counting(collection: str, ids: Any, **kwargs: Any) -> Any:
-        read.append(len(ids))
-        return original(collection, ids, **kwargs)
+    def counting(name: str, ids: Any, **kwargs: Any) -> Any:
+        if only is None or name == only:
+            read.append(len(ids))
+        return original(name, ids, **kwargs)
 
     monkeypatch.setattr(res, "vector_matrix", counting)
     return read
@@ -93,6 +95,44 @@ def test_an_insert_reads_back_only_what_it_wrote(tmp_path, minilm, monkeypatch, 
         found, whole = _whole(index, collection)
         assert ids == found
         np.testing.assert_allclose(matrix, whole, atol=1e-6)
+
+
+@pytest.mark.parametrize("collection", ["chunks", "facts"])
+def test_a_new_process_patches_the_matrix_the_last_build_left(
+    tmp_path, minilm, monkeypatch, collection
+):
+    """The first insert of a process (a one-document ``hygraph index`` run) starts from
+    the matrix the last build kept on disk, reading back only what it wrote; a matrix
+    left before another process's write is not used."""
+    names = list(HARBOUR_DOCS)
+    with GraphIndex(tmp_path / "ix", embedder=minilm, progress=False) as index:
+        index.insert(_docs(*names[:-2]))
+        before = len(_whole(index, collection)[0])
+    with GraphIndex.open(tmp_path / "ix", embedder=minilm, progress=False) as index:
+        read = _reads(index, monkeypatch, collection)
+        index.insert(_docs(names[-2]))
+        res = index.resources
+        ids, matrix = collection_matrix(res, graph_view(res.store), collection)
+        assert read and sum(read) <= len(ids) - before  # the new points, not all
+        found, whole = _whole(index, collection)
+        assert ids == found and len(ids) > before
+        np.testing.assert_allclose(matrix, whole, atol=1e-6)
+    other = open_vector_index(tmp_path / "ix" / "qdrant")
+    try:  # another process writes after the matrix was kept: the next one reads it all
+        some = ids[:1]
+        vector = other.vector_matrix(collection, some)[1]
+        other.upsert(collection, some, -vector, [{"kind": "x", "doc_id": "x"}])
+    finally:
+        other.close()
+    with GraphIndex.open(tmp_path / "ix", embedder=minilm, progress=False) as index:
+        read = _reads(index, monkeypatch, collection)
+        index.insert(_docs(names[-1]))
+        res = index.resources
+        ids, matrix = collection_matrix(res, graph_view(res.store), collection)
+        assert sum(read) >= len(ids)  # read back whole
+        found, whole = _whole(index, collection)
+        np.testing.assert_allclose(matrix, whole, atol=1e-6)
+        assert matrix[ids.index(some[0])] @ (vector[0] / np.linalg.norm(vector[0])) < -0.99
 
 
 def test_another_writer_makes_the_next_build_read_everything(tmp_path, minilm, monkeypatch):

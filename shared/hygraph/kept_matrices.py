@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from hygraph.graph.kept import kept_name, kept_stem
 from hygraph.graph.store import GraphStore
 from hygraph.vectors import VectorIndex
 
@@ -111,10 +112,16 @@ class KeptMatrices:
         None when there is no such matrix, or when something other than this process's
         vector index wrote to the collection since (its write journal cannot tell what).
         An insert of one document reads its few vectors instead of the whole collection.
+        In a process that has made none yet, the matrix the last build left on disk is
+        the base (:meth:`_left_on_disk`): a one-document ``hygraph index`` run, a process of
+        its own, read every vector back (0.18 s of its 0.79 s at 200 documents; at 20,000,
+        58,000 vectors).
         """
-        base = self._bases.get(collection)
         since = getattr(self.vectors, "written_since", None)
-        if base is None or since is None:
+        if since is None:
+            return None
+        base = self._bases.get(collection) or self._left_on_disk(collection)
+        if base is None:
             return None
         changed = since(collection, base[0])
         if changed is None:
@@ -137,6 +144,30 @@ class KeptMatrices:
         if found:
             matrix[new >= 0] = _unit_rows(read)[new[new >= 0]]
         return list(out_ids), matrix
+
+    def _left_on_disk(self, collection: str) -> tuple[str, list[str], np.ndarray] | None:
+        """The unit matrix of ``collection`` kept on disk (by the last build, in any
+        process), as a base to patch: its write token, ids and rows (mapped); None if
+        there is none. Which vectors changed since its token is for the caller to ask
+        the journal, which knows only this process's writes: a matrix older than them,
+        or written before another process's write, is not used."""
+        from hygraph.graph.kept import read_ids
+
+        folder = self.path / MATRIX_DIR
+        for meta in sorted(folder.glob(f"{kept_name(collection)}.*.json")):
+            try:
+                key = json.loads(meta.read_text(encoding="utf-8"))["key"]
+                fmt, name, _version, stamp = json.loads(key)
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if fmt != MATRIX_FORMAT or name != collection or not isinstance(stamp, str):
+                continue
+            stem = meta.with_suffix("")
+            ids = read_ids(stem, key)
+            found = _read_matrix(stem, key) if ids is not None else None
+            if found is not None:
+                return stamp, found[0], found[1]
+        return None
 
     @staticmethod
     def _base_rows(base_ids: Sequence[str], wanted: list[str], changed: set[str]) -> np.ndarray:
@@ -175,8 +206,6 @@ class KeptMatrices:
         token, the parameters). Written once and replaced, never changed, so readers
         need no lock; ``name``'s older matrices are removed when a new one is written.
         """
-        from hygraph.graph.kept import kept_stem
-
         full = json.dumps([MATRIX_FORMAT, name, *key])
         stem = kept_stem(self.path / MATRIX_DIR, name, full)
         cached = _read_matrix(stem, full)

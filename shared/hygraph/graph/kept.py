@@ -24,11 +24,15 @@ from typing import IO, Any
 import numpy as np
 
 
+def kept_name(name: str) -> str:
+    """``name`` as the first part of its items' file names (letters, digits, - and _)."""
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
+
+
 def kept_stem(folder: Path, name: str, key: str) -> Path:
     """Where the item ``name`` kept under ``key`` lives (a safe file name with a digest)."""
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
-    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
-    return folder / f"{safe}.{digest}"
+    return folder / f"{kept_name(name)}.{digest}"
 
 
 def read_ids(stem: Path, key: str) -> list[str] | None:
