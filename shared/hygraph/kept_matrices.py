@@ -151,20 +151,16 @@ class KeptMatrices:
         there is none. Which vectors changed since its token is for the caller to ask
         the journal, which knows only this process's writes: a matrix older than them,
         or written before another process's write, is not used."""
-        from hygraph.graph.kept import read_ids
-
         folder = self.path / MATRIX_DIR
         for meta in sorted(folder.glob(f"{kept_name(collection)}.*.json")):
-            try:
+            try:  # the key :meth:`unit_matrix` writes: [format, name, version, token]
                 key = json.loads(meta.read_text(encoding="utf-8"))["key"]
                 fmt, name, _version, stamp = json.loads(key)
             except (OSError, ValueError, KeyError, TypeError):
                 continue
             if fmt != MATRIX_FORMAT or name != collection or not isinstance(stamp, str):
                 continue
-            stem = meta.with_suffix("")
-            ids = read_ids(stem, key)
-            found = _read_matrix(stem, key) if ids is not None else None
+            found = _read_matrix(meta.with_suffix(""), key)
             if found is not None:
                 return stamp, found[0], found[1]
         return None
