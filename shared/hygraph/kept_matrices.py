@@ -114,8 +114,8 @@ class KeptMatrices:
         An insert of one document reads its few vectors instead of the whole collection.
         In a process that has made none yet, the matrix the last build left on disk is
         the base (:meth:`_left_on_disk`): a one-document ``hygraph index`` run, a process of
-        its own, read every vector back (0.18 s of its 0.79 s at 200 documents; at 20,000,
-        58,000 vectors).
+        its own, read every vector back (0.16–0.21 s of its first insert's 0.51–0.86 s at
+        200 documents, ``benchmarks/insert_parts.py``; about 3 s at 20,000).
         """
         since = getattr(self.vectors, "written_since", None)
         if since is None:
@@ -219,8 +219,8 @@ def _copy_rows(matrix: np.ndarray, base: np.ndarray, old: np.ndarray, new: np.nd
 
     An insert leaves the base's rows in order with a few new ones between them (fact ids
     sort by their entities, so new facts land all over): each run of consecutive base
-    rows is one slice copy. At 33,000 rows with 20 inserted, 9 ms against 31 ms for one
-    gather of every row (and 40–120 ms for a boolean-mask gather).
+    rows is one slice copy, where a gather of every row went through a temporary copy of
+    the whole matrix.
     """
     if not len(old):
         return

@@ -31,7 +31,7 @@ def relation_id(src: str, dst: str) -> str:
 
 def relation_ids(pairs: Iterable[tuple[str, str]]) -> list[str]:
     """:func:`relation_id` of each ``(src, dst)`` pair, joined in C (a build reads every
-    relation's id after each insert: 2.1 against 2.7 ms at 33,000)."""
+    relation's id after each insert)."""
     return list(map("|".join, pairs))
 
 
