@@ -25,7 +25,7 @@ from hygraph.graph.view import graph_view
 from hygraph.ingest import Document
 from hygraph.methods.base import RECOMMENDED_METHOD, available_methods, get_method
 from hygraph.operators.fusion import reciprocal_rank_fusion
-from hygraph.operators.merge import leaders, protect_ranks
+from hygraph.operators.merge import hold_floors, leaders, protect_ranks, rank_floors
 from hygraph.operators.state import State
 
 QUESTION = "Who commanded the research vessel built by the shipyard Josiah Aldercott founded?"
@@ -78,6 +78,61 @@ def test_keep_holds_the_leaders_at_their_ranks_and_floors_the_rest():
     assert [c for c, _ in out][:7] == ["f1", "w1", "w2", "f2", "w3", "f3", "w4"]
     out = protect_ranks(walk, ["f1", "f2", "f3"], top=3, factor=2.0, keep=2)
     assert [c for c, _ in out][:4] == ["f1", "f2", "w1", "w2"]
+
+
+def test_hold_floors_meets_every_floor_together():
+    walk = _ranked("w1", "w2", "w3", "w4", "w5", "w6", "w7", "d2", "f1", "d1")
+    # Two passages due at 2 take the top two; d2 (due at 4) comes before the walk's w2.
+    out = hold_floors(walk, {"f1": 2, "d1": 2, "d2": 4})
+    assert [c for c, _ in out][:5] == ["f1", "d1", "w1", "d2", "w2"]
+    scores = [s for _, s in out]
+    assert scores == sorted(scores, reverse=True)
+    assert sorted(c for c, _ in out) == sorted(c for c, _ in walk)  # nothing lost or doubled
+    # Floors already met: the walk's order, scores and all.
+    assert hold_floors(walk, {"w1": 2, "w3": 6}) == walk
+    # One ranking's floors give protect_ranks' order (a sequence of single moves).
+    first = ["f1", "d2", "w5"]
+    assert hold_floors(walk, rank_floors(first, top=3, factor=2.0)) == protect_ranks(
+        walk, first, top=3, factor=2.0
+    )
+    assert rank_floors(["a", "b", "c"], top=3, factor=2.0, keep=1) == {"a": 1, "b": 4, "c": 6}
+
+
+def test_protect_also_holds_the_dense_rankings_best(kg):  # noqa: F811
+    state = State("q", top_k=3)
+    state.chunks = _ranked("w1", "w2", "w3", "w4", "w5", "w6", "d2", "d1")
+    state.rankings["first"] = ["w1", "x"]
+    state.rankings["dense"] = ["d1", "d2", "w1"]
+    op("merge.protect", kg.res, state, ranking="first", top=2, factor=2.0, keep=1,
+       also="dense", also_top=2, also_factor=2.0)  # fmt: skip
+    # w1 keeps rank 1 (the first stage's best); d1 (dense 1st) ends in the top 2, d2
+    # (dense 2nd) and x (the first stage's 2nd, absent from the walk) in the top 4.
+    assert [c for c, _ in state.chunks][:4] == ["w1", "d1", "d2", "x"]
+    # also_top=0 (the method's default): the first ranking alone is held.
+    state.chunks = _ranked("w1", "w2", "w3", "w4", "w5", "w6", "d2", "d1")
+    op("merge.protect", kg.res, state, ranking="first", top=2, factor=2.0, keep=1,
+       also="dense", also_top=0)  # fmt: skip
+    assert [c for c, _ in state.chunks][:4] == ["w1", "w2", "w3", "x"]
+
+
+def test_protect_does_not_hold_a_second_chunk_of_a_document_in_view():
+    from types import SimpleNamespace
+
+    from hygraph.operators.merge import protect
+
+    docs = {"a1": "A", "a2": "A", "b1": "B", "c1": "C", "e1": "E"}
+    store = SimpleNamespace(
+        get_chunks=lambda ids: {c: SimpleNamespace(doc_id=docs[c]) for c in ids if c in docs}
+    )
+    state = State("q", top_k=3)
+    state.chunks = _ranked("a2", "b1", "c1", "a1", "e1")
+    state.rankings["first"] = ["b1"]
+    state.rankings["dense"] = ["a1", "e1"]
+    protect(SimpleNamespace(store=store), state, ranking="first", top=1, factor=2.0,
+            also="dense", also_top=2, also_factor=2.0)  # fmt: skip
+    # a1 (dense 1st) is not pulled up to 2: a2, of the same document, stands above that;
+    # e1 (dense 2nd), of a document not in view, is held at 4.
+    assert [c for c, _ in state.chunks] == ["a2", "b1", "c1", "e1", "a1"]
 
 
 def test_leaders_are_the_best_and_its_near_ties():

@@ -23,16 +23,21 @@ What it does, step by step:
 4. **Guard** (``merge.protect``): the first stage's best passage keeps rank 1, and so
    does every next one whose score is a near-tie with it (within a third of the gap
    from the 1st to the 5th score: both films of "which came out first, X or Y?"); its
-   other passages at rank ``r ≤ 3`` end no lower than ``2r``. The walk spends its
-   evidence below the top hit: it may put a bridge passage second, above a weaker
-   first-stage hit, but never moves the passage the question matches best.
+   other passages at rank ``r ≤ 3`` end no lower than ``2r``. The dense ranking's best
+   four are held the same way (rank ``r`` no lower than ``2r``), unless the first stage
+   already holds them or another passage of their document stands above that: the
+   fusion with BM25 can rank a passage dense search was sure of below the walk's
+   bridges (on MuSiQue, passages ``vanilla`` had at rank 2–4 ended at 6–9). All floors
+   are met together (earliest deadline first). The walk spends its evidence below the
+   top hit: it may put a bridge passage second, above a weaker first-stage hit, but
+   never moves the passage the question matches best.
 
 It runs offline with the rule-based extractor (facts are the extracted relations) and
 gains with better extraction (an LLM or a precomputed one) and, at query time, with an
 LLM fact filter. Settings were chosen on MuSiQue questions 1–50 only, among the
-variants listed in ``benchmarks/results/musique-hybrid-ppr-sweep.md`` and
-``benchmarks/results/musique-top-ranks.md``, and confirmed on 51–100; the walk
-continues with probability 0.7 (HippoRAG 2 uses 0.5: ``hybrid-ppr:damping=0.5``),
+variants listed in ``benchmarks/results/musique-hybrid-ppr-sweep.md``,
+``musique-top-ranks.md`` and ``musique-dense-guard.md``, and confirmed on 51–100; the
+walk continues with probability 0.7 (HippoRAG 2 uses 0.5: ``hybrid-ppr:damping=0.5``),
 which reaches third hops more often.
 """
 
@@ -68,6 +73,8 @@ class HybridPPRConfig(MethodConfig):
     prior_weight: float = 0.02  # ours: restart weight of the first stage's top passage
     protect_top: int = 3  # ours: first-stage passages kept near the top
     protect_factor: float = 2.0  # ours: ... the r-th ends no lower than factor * r
+    protect_dense: int = 4  # ours: the dense ranking's best passages held too (0: none)
+    protect_dense_factor: float = 2.0  # ours: ... the r-th ends no lower than factor * r
     protect_keep: int = 1  # ours: first-stage passages that keep their rank (the best)
     protect_tie: float = 1 / 3  # ours: ... and those after it scoring within this share
     #   of (1st - 5th score) of the best (near-ties at the top; MuSiQue q1-50)
@@ -88,10 +95,10 @@ class HybridPPRConfig(MethodConfig):
             raise ConfigError("damping must be in [0, 1): the probability of following an edge")
         if self.prior_weight < 0 or self.passage_weight < 0:
             raise ConfigError("prior_weight and passage_weight must be ≥ 0")
-        if self.protect_keep < 0 or self.protect_tie < 0:
-            raise ConfigError("protect_keep and protect_tie must be ≥ 0")
-        if self.protect_factor < 1:
-            raise ConfigError("protect_factor must be ≥ 1")
+        if self.protect_keep < 0 or self.protect_tie < 0 or self.protect_dense < 0:
+            raise ConfigError("protect_keep, protect_tie and protect_dense must be ≥ 0")
+        if self.protect_factor < 1 or self.protect_dense_factor < 1:
+            raise ConfigError("protect_factor and protect_dense_factor must be ≥ 1")
 
 
 @register
@@ -122,7 +129,9 @@ class HybridPPR(Method):
                            "prior_weight": "$prior_weight", "prior_k": "$rrf_k"}),
         Step("merge.protect", {"ranking": "first", "top": "$protect_top",
                                "factor": "$protect_factor", "keep": "$protect_keep",
-                               "tie": "$protect_tie", "tie_rank": 5}),
+                               "tie": "$protect_tie", "tie_rank": 5, "also": "dense",
+                               "also_top": "$protect_dense",
+                               "also_factor": "$protect_dense_factor"}),
         Step("chunk.evidence", {"k": "$top_k"}),
         Step("merge.context", {"sections": "chunks", "titles": {"chunks": "Passages"}}),
     )  # fmt: skip

@@ -258,22 +258,56 @@ def protect_ranks(
     """``ranked`` with the first ranking's best passages held near the top.
 
     ``first[r-1]`` ends at position ``r`` exactly when ``r ≤ keep`` (it keeps its rank)
-    and no lower than ``⌊factor·r⌋`` when ``keep < r ≤ top``. A passage already that
-    high, or higher, stays where it is; one lower (or absent) is placed at its floor
-    and everything below shifts down one. Scores of moved passages take the score of
-    the passage they displace, so the list stays sorted.
+    and no lower than ``⌊factor·r⌋`` when ``keep < r ≤ top`` (:func:`rank_floors`,
+    :func:`hold_floors`). A passage already that high, or higher, stays where it is;
+    one lower (or absent) is placed at its floor and everything below shifts down one.
+    Scores of moved passages take the score of the passage they displace, so the list
+    stays sorted.
     """
-    out = list(ranked)
+    return hold_floors(ranked, rank_floors(first, top=top, factor=factor, keep=keep))
+
+
+def rank_floors(first: list[str], *, top: int, factor: float, keep: int = 0) -> dict[str, int]:
+    """The lowest position each of a ranking's best passages may end at: ``r`` for its
+    ``r``-th when ``r ≤ keep``, else ``max(1, ⌊factor·r⌋)`` up to ``r = top``."""
+    floors: dict[str, int] = {}
     for r, chunk in enumerate(first[: max(top, keep)], start=1):
         floor = r if r <= keep else max(1, int(factor * r))
-        ids = [c for c, _ in out]
-        if chunk in ids[:floor]:
-            continue
-        if chunk in ids:
-            out.pop(ids.index(chunk))
-        at = min(floor - 1, len(out))
-        score = out[at][1] if at < len(out) else (out[-1][1] if out else 1.0)
-        out.insert(at, (chunk, score))
+        floors[chunk] = min(floor, floors.get(chunk, floor))
+    return floors
+
+
+def hold_floors(ranked: list[tuple[str, float]], floors: dict[str, int]) -> list[tuple[str, float]]:
+    """``ranked``, each passage of ``floors`` at its floor position or higher.
+
+    Positions fill in ``ranked``'s order, except that a held passage goes first when
+    waiting longer would leave some held passage (its own floor or an earlier one) no
+    room at or above its floor: the earliest-deadline order, which meets every floor
+    whenever they can all be met (two passages cannot both have floor 1). Held passages
+    missing from ``ranked`` are placed at their floors too. A passage placed ahead of its
+    turn takes the score of the one it displaces, so the scores stay sorted.
+    """
+    if not floors:
+        return list(ranked)
+    scores = dict(ranked)
+    waiting = [c for c, _ in ranked] + sorted(set(floors) - scores.keys(), key=floors.__getitem__)
+    pending = sorted(floors, key=lambda c: (floors[c], waiting.index(c)))
+    out: list[tuple[str, float]] = []
+    last = ranked[0][1] if ranked else 1.0
+    at = 0  # the next passage of ``waiting`` not yet placed
+    placed: set[str] = set()
+    while len(out) < len(waiting):
+        while waiting[at] in placed:
+            at += 1
+        position = len(out) + 1
+        due = any(floors[c] <= position + j for j, c in enumerate(pending))
+        chunk = pending[0] if due else waiting[at]
+        turn = scores.get(waiting[at], last)  # the score of the passage whose turn it is
+        last = min(turn, last) if out else turn
+        out.append((chunk, last))
+        placed.add(chunk)
+        if chunk in floors:
+            pending.remove(chunk)
     return out
 
 
@@ -290,6 +324,22 @@ def leaders(scores: list[float], *, keep: int, tie: float, tie_rank: int, most: 
     return count
 
 
+def _unrepresented(
+    res: Resources, ranked: list[tuple[str, float]], floors: dict[str, int]
+) -> dict[str, int]:
+    """The ``floors`` whose passage has no other passage of its document in ``ranked``
+    at or above its floor."""
+    if not floors:
+        return floors
+    above = [c for c, _ in ranked[: max(floors.values())]]
+    docs = {c: chunk.doc_id for c, chunk in res.store.get_chunks({*floors, *above}).items()}
+    return {
+        chunk: floor
+        for chunk, floor in floors.items()
+        if not any(c != chunk and docs.get(c) == docs.get(chunk, chunk) for c in above[:floor])
+    }
+
+
 @operator("merge.protect")
 def protect(
     res: Resources,
@@ -301,6 +351,9 @@ def protect(
     keep: int = 0,
     tie: float = 0.0,
     tie_rank: int = 5,
+    also: str | None = None,
+    also_top: int = 0,
+    also_factor: float = 2.0,
 ) -> None:
     """Keep a first stage's best passages at or near the top of the re-ranked ``state.chunks``.
 
@@ -311,10 +364,24 @@ def protect(
     ``factor·r`` (defaults: 1st → top 2, 2nd → top 4, 3rd → top 6): a re-ranker such as
     a graph walk may promote other passages above it, but cannot push a strong
     first-stage hit out of the top ranks. Does nothing when the ranking is missing.
+
+    ``also``: a second ranking (such as the dense one a fused first stage came from)
+    whose ``also_top`` best passages are held too, the ``r``-th no lower than
+    ``also_factor·r``, unless the first ranking already holds them (then its floor
+    stands: it has placed them, and a second vote for the same passage would only push
+    others down), or another passage of their document already stands at or above
+    their floor (the document is in view there; a second chunk of it would only push
+    other documents down); all floors are met together (:func:`hold_floors`).
     """
     first = state.rankings.get(ranking, [])
-    if not first or (top <= 0 and keep <= 0):
-        return
-    scores = state.ranking_scores.get(ranking) or []
-    lead = leaders(scores, keep=keep, tie=tie, tie_rank=tie_rank, most=top) if scores else keep
-    state.chunks = protect_ranks(state.chunks, first, top=top, factor=factor, keep=lead)
+    floors: dict[str, int] = {}
+    if first and (top > 0 or keep > 0):
+        scores = state.ranking_scores.get(ranking) or []
+        lead = leaders(scores, keep=keep, tie=tie, tie_rank=tie_rank, most=top) if scores else keep
+        floors = rank_floors(first, top=top, factor=factor, keep=lead)
+    if also and also_top > 0:
+        more = rank_floors(state.rankings.get(also, []), top=also_top, factor=also_factor)
+        more = {chunk: floor for chunk, floor in more.items() if chunk not in floors}
+        floors |= _unrepresented(res, state.chunks, more)
+    if floors:
+        state.chunks = hold_floors(state.chunks, floors)
