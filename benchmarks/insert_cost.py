@@ -82,6 +82,16 @@ def limit_small_batches(threads: int, below: int) -> None:
     SentenceTransformerEmbedder.embed = embed  # type: ignore[method-assign]
 
 
+def skip_kept_writes() -> None:
+    """Write nothing beside the index in ``vector-matrices/`` (the emulation
+    ``--skip-kept-writes`` asks for, in every case of the run): what the inserts cost
+    without rewriting the kept query matrices each time. Not a product setting: a new
+    process would then read every vector back instead of mapping the matrices."""
+    import hygraph.graph.kept as kept
+
+    kept.write_kept = lambda *args, **kwargs: None
+
+
 def load_documents(data: Path, n: int) -> list[Document]:
     """The first ``n`` corpus paragraphs as documents (id, title, text)."""
     docs = []
@@ -317,6 +327,10 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--offset", type=int, default=0, help="first spread document")
     parser.add_argument("--label", default="", help="a name for this run, kept in the JSON")
+    parser.add_argument(
+        "--skip-kept-writes", action="store_true",
+        help="emulate inserts that do not rewrite the kept query matrices (see skip_kept_writes)",
+    )  # fmt: skip
     args = parser.parse_args()
     if not 0 < args.m < args.n:
         parser.error("need 0 < m < n")
@@ -328,6 +342,8 @@ def main() -> None:
 
     if args.small_batch_threads is not None:
         limit_small_batches(args.small_batch_threads, args.small_batch)
+    if args.skip_kept_writes:
+        skip_kept_writes()
     bundled_minilm().embed(["load the model before any timing"])
     docs = load_documents(args.data, args.n)
     if len(docs) < args.n:
@@ -345,6 +361,7 @@ def main() -> None:
             "embedder_runtime": bundled_minilm().runtime,
             "small_batch_threads": args.small_batch_threads,
             "small_batch": args.small_batch,
+            "skip_kept_writes": args.skip_kept_writes,
             "cpus": os.cpu_count(),
             "loadavg_before": [round(x, 2) for x in os.getloadavg()],
             "python": platform.python_version(),
