@@ -291,7 +291,8 @@ def hold_floors(ranked: list[tuple[str, float]], floors: dict[str, int]) -> list
         return list(ranked)
     scores = dict(ranked)
     waiting = [c for c, _ in ranked] + sorted(set(floors) - scores.keys(), key=floors.__getitem__)
-    pending = sorted(floors, key=lambda c: (floors[c], waiting.index(c)))
+    turn_of = {c: n for n, c in enumerate(waiting)}
+    pending = sorted(floors, key=lambda c: (floors[c], turn_of[c]))
     out: list[tuple[str, float]] = []
     last = ranked[0][1] if ranked else 1.0
     at = 0  # the next passage of ``waiting`` not yet placed
@@ -333,11 +334,12 @@ def _unrepresented(
         return floors
     above = [c for c, _ in ranked[: max(floors.values())]]
     docs = {c: chunk.doc_id for c, chunk in res.store.get_chunks({*floors, *above}).items()}
-    return {
-        chunk: floor
-        for chunk, floor in floors.items()
-        if not any(c != chunk and docs.get(c) == docs.get(chunk, chunk) for c in above[:floor])
-    }
+
+    def in_view(chunk: str, floor: int) -> bool:
+        doc = docs.get(chunk)
+        return doc is not None and any(c != chunk and docs.get(c) == doc for c in above[:floor])
+
+    return {chunk: floor for chunk, floor in floors.items() if not in_view(chunk, floor)}
 
 
 @operator("merge.protect")
