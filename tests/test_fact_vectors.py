@@ -243,3 +243,100 @@ def test_relation_ids_are_relation_id_of_each_pair():
         relation_vectors.relation_id(s, d) for s, d in pairs
     ]
     assert relation_vectors.relation_ids(iter(pairs)) == relation_vectors.relation_ids(pairs)
+
+
+def composed(first: str, second: str, dim: int = 64) -> np.ndarray:
+    """What ``fact_cooccurrence="names"`` stores for a fact of these two names."""
+    from hygraph.ingest.tokenizer import default_tokenizer
+
+    pieces = default_tokenizer().count_many([first, second])
+    a, b = WordEmbedder(dim).embed([first, second])
+    summed = pieces[0] * np.asarray(a) + pieces[1] * np.asarray(b)
+    return summed / np.linalg.norm(summed)
+
+
+def test_cooccurrence_facts_get_their_names_vectors_weighted_by_word_pieces(world):
+    """Bell→Paris has no label (the offline extractor's co-occurrence): with
+    ``fact_cooccurrence="names"`` its vector is made from "Bell" and "Paris" and the text
+    "Bell related to Paris" is never embedded; the worded facts are embedded as before."""
+    from hygraph.layers.fact_vectors import FactVectorsConfig
+
+    res, counter, chunk = world
+    layer = FactVectors(FactVectorsConfig(fact_cooccurrence="names"))
+    layer.embed(res, KEYS)
+    assert sorted(counter.seen) == ["Ada founded Bell", "Ada visited Paris", "Bell", "Paris"]
+    fact = f"{BELL}|{PARIS}"
+    assert stored_ids(res) == {relation_id(s, t) for s, t, *_ in RELATIONS}
+    stored = res.stored_vectors(FACT_COLLECTION, [fact])[fact]
+    assert np.allclose(stored, composed("Bell", "Paris"), atol=1e-6)
+    marked = text_digest("names\x1fBell related to Paris")
+    assert f"{fact}\t{marked}" in res.store.done_items("fact-vectors:texts")
+    # Nothing changed: nothing embedded again, by this layer or a new one (digests read back).
+    counter.seen.clear()
+    layer.embed(res, KEYS)
+    FactVectors(FactVectorsConfig(fact_cooccurrence="names")).embed(res, KEYS)
+    assert counter.seen == []
+    # The same fact asked for as a text is a different vector: embedded, and replaced.
+    FactVectors(FactVectorsConfig(fact_cooccurrence="text")).embed(res, KEYS)
+    assert counter.seen == ["Bell related to Paris"]
+    stored = res.stored_vectors(FACT_COLLECTION, [fact])[fact]
+    assert np.allclose(stored, WordEmbedder().embed(["Bell related to Paris"])[0], atol=1e-6)
+    # A label makes it a worded fact, embedded as its triple in either mode.
+    counter.seen.clear()
+    res.store.upsert_edges([edge(BELL, PARIS, "sells in", "Bell sells in Paris.", chunk)])
+    FactVectors(FactVectorsConfig(fact_cooccurrence="names")).embed(res, KEYS)
+    assert counter.seen == ["Bell sells in Paris"]
+    items = res.store.done_items("fact-vectors:texts")
+    assert sorted(i.rpartition("\t")[0] for i in items) == sorted(stored_ids(res))  # one each
+
+
+def test_planned_texts_of_cooccurrence_facts_are_their_names(world):
+    """A small build embeds ahead what its layers plan: for a composed fact, its names."""
+    from hygraph.layers.fact_vectors import FactVectorsConfig
+
+    res, _, chunk = world
+    layer = FactVectors(FactVectorsConfig(fact_cooccurrence="names"))
+    layer.keys = lambda res, chunk_ids: KEYS  # type: ignore[method-assign]
+    planned = layer.planned_texts(res, [chunk])
+    assert sorted(set(planned)) == ["Ada founded Bell", "Ada visited Paris", "Bell", "Paris"]
+    text = FactVectors(FactVectorsConfig(fact_cooccurrence="text"))
+    text.keys = layer.keys  # type: ignore[method-assign]
+    assert "Bell related to Paris" in text.planned_texts(res, [chunk])
+
+
+def test_fact_cooccurrence_is_checked_and_old_indexes_keep_embedding_the_text():
+    from hygraph.errors import ConfigError
+    from hygraph.layers.fact_vectors import FactVectorsConfig
+
+    with pytest.raises(ConfigError, match="fact_cooccurrence"):
+        FactVectorsConfig(fact_cooccurrence="words")
+    for name in ("hybrid-ppr", "hipporag2"):
+        method = get_method(name)
+        with pytest.raises(ConfigError, match="fact_cooccurrence"):
+            method({"fact_cooccurrence": "words"})
+        # A new index takes the method's choice; a layer saved without the field (an
+        # index built before it existed) keeps embedding the text, as it was built.
+        assert FactVectors.config_from(method().config).fact_cooccurrence == "names"
+    assert FactVectors.Config(**{}).fact_cooccurrence == "text"
+
+
+def test_a_default_index_composes_the_offline_extractors_cooccurrence_facts(tmp_path):
+    met = "In 1843 Ada Lovelace and Charles Babbage met Michael Faraday at the Royal Institution."
+    docs = [Document(i, t) for i, t in {**DOCS, "d4": met}.items()]
+    with GraphIndex(tmp_path / "i", embedder=WordEmbedder(256), progress=False) as index:
+        index.insert(docs, methods=["hybrid-ppr"])
+        assert index.manifest.layers["fact-vectors"]["fact_cooccurrence"] == "names"
+        edges = list(index.store.iter_edges(EdgeKind.RELATION))
+        bare = [e for e in edges if not str(e.data.get("label", "")).strip()
+                or e.data.get("label") == "related to"]  # fmt: skip
+        worded = [e for e in edges if e not in bare]
+        assert bare and worded, "the offline extractor found both kinds of fact"
+        names = index.store.node_names(NodeKind.ENTITY)
+        res = index.resources
+        for e in bare[:3]:
+            fact = relation_id(e.src, e.dst)
+            want = composed(names[e.src], names[e.dst], 256)
+            got = res.stored_vectors(FACT_COLLECTION, [fact])[fact]
+            assert np.allclose(got / np.linalg.norm(got), want, atol=1e-5)
+        assert fact_ids(index) == relation_ids(index)
+        assert index.retrieve("Who founded Bell Labs?", "hybrid-ppr").passages

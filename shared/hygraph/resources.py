@@ -285,8 +285,18 @@ class Resources:
         dim = self.check_dim() if ids else int(self.manifest.dim or 0)
         if not ids:
             return np.zeros((0, dim), dtype=np.float32)
-        self.vectors.ensure_collection(collection, dim)
+        out = self.embed_texts(texts, desc=desc)
+        self.write_vectors(collection, ids, out, payloads)
+        return out
+
+    def embed_texts(self, texts: Sequence[str], *, desc: str | None = None) -> np.ndarray:
+        """The vectors of ``texts`` as matrix rows, each distinct text embedded once.
+
+        ``desc`` shows a progress bar over the embedding batches.
+        """
         distinct = list(dict.fromkeys(texts))
+        if not distinct:
+            return np.zeros((0, self.check_dim()), dtype=np.float32)
         starts: Iterable[int] = range(0, len(distinct), EMBED_BATCH)
         if desc is not None:
             starts = self.bar(starts, total=len(range(0, len(distinct), EMBED_BATCH)),
@@ -296,13 +306,24 @@ class Resources:
             for start in starts
         ]
         row = {text: i for i, text in enumerate(distinct)}
-        out = np.vstack(parts)[[row[text] for text in texts]]
+        return np.vstack(parts)[[row[text] for text in texts]]
+
+    def write_vectors(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        vectors: np.ndarray,
+        payloads: Sequence[dict[str, Any]],
+    ) -> None:
+        """Store the rows of ``vectors`` under graph ``ids`` (idempotent), in batches."""
+        if not len(ids):
+            return
+        self.vectors.ensure_collection(collection, self.check_dim())
         for start in range(0, len(ids), EMBED_BATCH):
             end = start + EMBED_BATCH
             self.vectors.upsert(
-                collection, list(ids[start:end]), out[start:end], list(payloads[start:end])
+                collection, list(ids[start:end]), vectors[start:end], list(payloads[start:end])
             )
-        return out
 
     def delete_vectors(self, collection: str, ids: Sequence[str]) -> None:
         """Drop points of ``collection`` by graph id (a missing collection is fine)."""

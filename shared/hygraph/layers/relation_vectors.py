@@ -99,13 +99,19 @@ class RelationVectors(Layer):
 
     def texts(self, res: Resources, keys: Sequence[tuple[str, str, str]]) -> dict[str, str]:
         """Relation id → what it is embedded as, for the edges ``keys`` that exist."""
+        return {rid: self.text(edge, *names) for rid, edge, names in self.named_edges(res, keys)}
+
+    def named_edges(
+        self, res: Resources, keys: Sequence[tuple[str, str, str]]
+    ) -> list[tuple[str, Edge, tuple[str, str]]]:
+        """The edges ``keys`` that exist, in order: relation id, edge, display names."""
         edges = res.store.get_edges(keys, entries=self.reads_entries)
         names = {n.id: n.name or n.id for n in res.store.get_nodes(
             {e for k in edges for e in k[:2]}, sources=False).values()}  # fmt: skip
-        return {
-            relation_id(src, dst): self.text(edge, names.get(src, src), names.get(dst, dst))
+        return [
+            (relation_id(src, dst), edge, (names.get(src, src), names.get(dst, dst)))
             for (src, dst, _), edge in sorted(edges.items())
-        }
+        ]
 
     def store_texts(self, res: Resources, texts: dict[str, str]) -> None:
         """Embed ``texts`` (relation id → text) and record the ids (a subclass may skip some)."""

@@ -57,6 +57,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hygraph.errors import ConfigError
+from hygraph.layers.fact_vectors import check_cooccurrence
 from hygraph.methods.base import Method, MethodConfig, register
 from hygraph.operators.recipe import Step
 
@@ -192,10 +193,13 @@ class HippoRAG2Config(MethodConfig):
     synonym_min_chars: int = 3  # code: names shorter in letters/digits get none
     #   (HippoRAG 2's HippoRAG.py:1002)
     synonym_numbers: bool = True  # ours: names whose numbers differ are not synonyms
+    fact_cooccurrence: str = "names"  # ours: a fact with no words of its own (offline
+    #   co-occurrence) gets its entities' name vectors summed | text (embedded)
 
     def __post_init__(self) -> None:
         if self.recognition not in ("auto", "llm", "off"):
             raise ConfigError("recognition must be auto, llm or off")
+        check_cooccurrence(self.fact_cooccurrence)
         _check(self)
 
 

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hygraph.errors import ConfigError
+from hygraph.layers.fact_vectors import check_cooccurrence
 from hygraph.methods.base import Method, MethodConfig, register
 from hygraph.operators.recipe import Step
 
@@ -85,8 +86,11 @@ class HybridPPRConfig(MethodConfig):
     synonym_min_chars: int = 3  # code: names shorter in letters/digits get none
     #   (HippoRAG 2's HippoRAG.py:1002)
     synonym_numbers: bool = True  # ours: names whose numbers differ are not synonyms
+    fact_cooccurrence: str = "names"  # ours: a fact with no words of its own (offline
+    #   co-occurrence) gets its entities' name vectors summed | text (embedded)
 
     def __post_init__(self) -> None:
+        check_cooccurrence(self.fact_cooccurrence)
         if self.fusion not in ("dbsf", "rrf"):
             raise ConfigError("fusion must be dbsf or rrf")
         if self.recognition not in ("auto", "llm", "off"):

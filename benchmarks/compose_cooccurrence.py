@@ -1,0 +1,84 @@
+"""Try a way of composing co-occurrence facts' vectors on a copy of a built index.
+
+``fact-vectors`` gives a fact whose label carries no words ("related to", the offline
+extractor's co-occurrence facts) a vector made from its entities' name vectors instead
+of embedding ``"A related to B"`` (``fact_cooccurrence``). To compare ways of making
+that vector without building again, this rewrites, in a COPY of an index built with
+``fact_cooccurrence=text``, the rows of those facts in the query matrices the build
+kept (``vector-matrices/facts.*`` and ``facts-half.*``, which is what
+``relationship.fact_link`` reads); then ``hygraph bench`` over the copy's work folder
+measures the rankings. Variants:
+
+- ``names``: the unit sum of the two name vectors;
+- ``pieces``: the same, each name weighted by its word pieces (what ``names`` ships as);
+- ``names+label``, ``pieces+label``: plus the vector of the label "related to" (weight 1,
+  or its 2 word pieces).
+
+    cp -a <work folder> <copy>
+    PYTHONPATH=shared:. .venv/bin/python benchmarks/compose_cooccurrence.py \\
+        <copy>/<index folder> --variant pieces
+    hygraph bench ... --work <copy>
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from hygraph.graph.kinds import EdgeKind, NodeKind
+from hygraph.index import GraphIndex
+from hygraph.ingest.tokenizer import default_tokenizer
+from hygraph.kept_matrices import MATRIX_DIR
+from hygraph.layers.fact_vectors import FACT_COLLECTION, cooccurrence
+from hygraph.models.embedders import bundled_minilm
+
+VARIANTS = ("names", "pieces", "names+label", "pieces+label")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("index", type=Path, help="a copy of a built index (rewritten)")
+    parser.add_argument("--variant", choices=VARIANTS, required=True)
+    args = parser.parse_args()
+    folder = args.index / MATRIX_DIR
+    (meta,) = folder.glob(f"{FACT_COLLECTION}.*.json")
+    (half_meta,) = folder.glob(f"{FACT_COLLECTION}-half.*.json")
+    ids = json.loads(meta.read_text(encoding="utf-8"))["ids"]
+    if json.loads(half_meta.read_text(encoding="utf-8"))["ids"] != ids:
+        raise SystemExit("the half-precision matrix holds other facts")
+    with GraphIndex.open(args.index) as index:
+        names = index.store.node_names(NodeKind.ENTITY)
+        bare = {f"{e.src}|{e.dst}" for e in index.store.iter_edges(EdgeKind.RELATION)
+                if cooccurrence(e)}  # fmt: skip
+    rows = [k for k, fact in enumerate(ids) if fact in bare]
+    entities = sorted({m for k in rows for m in ids[k].split("|")})
+    embedder = bundled_minilm()
+    vectors = np.asarray(embedder.embed([names[e] for e in entities]), np.float32)
+    if args.variant.startswith("pieces"):
+        pieces = default_tokenizer().count_many([names[e] for e in entities])
+        vectors *= np.maximum(np.asarray(pieces, np.float32), 1.0)[:, None]
+    label = np.zeros(vectors.shape[1], np.float32)
+    if args.variant.endswith("+label"):
+        label = np.asarray(embedder.embed(["related to"])[0], np.float32)
+        label *= 2.0 if args.variant.startswith("pieces") else 1.0
+    row = {e: n for n, e in enumerate(entities)}
+    facts = np.load(meta.with_suffix(".npy"), mmap_mode="r+")
+    half = np.load(half_meta.with_suffix(".npy"), mmap_mode="r+")
+    cosines = []
+    for k in rows:
+        src, dst = ids[k].split("|")
+        v = vectors[row[src]] + vectors[row[dst]] + label
+        v /= np.linalg.norm(v)
+        cosines.append(float(v @ facts[k]))
+        facts[k], half[k] = v, v.astype(np.float16)
+    facts.flush()
+    half.flush()
+    print(f"{args.variant}: {len(rows)} of {len(ids)} facts composed; cosine with the "
+          f"embedded text: mean {np.mean(cosines):.3f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
