@@ -99,6 +99,7 @@ def test_bench_end_to_end_on_the_sample(tmp_path, sample_path, capsys):
     assert main(args) == 0
     result = json.loads(out.read_text())
     main_run = result["main"]
+    n_questions = len(main_run["methods"]["vanilla"]["rows"])
     assert main_run["documents"] == 12 and main_run["chunks"] >= 12  # long ones split
     vanilla = main_run["methods"]["vanilla"]
     assert set(vanilla["recall"]) == {"1", "3"}
@@ -109,6 +110,11 @@ def test_bench_end_to_end_on_the_sample(tmp_path, sample_path, capsys):
     assert main_run["base_build"]["reused"] is False
     text = report.read_text()
     assert "| vanilla |" in text and "| bm25 |" in text
+    # The second latency pass: both methods in one process, taking turns, every question.
+    turns = main_run["turns"]["methods"]
+    assert list(turns) == ["vanilla", "bm25"] and main_run["turns"]["rounds"] == 1
+    assert all(t["queries"] == n_questions and t["p50"] > 0 for t in turns.values())
+    assert "Latency with the methods taking turns" in text and "p50 / vanilla's" in text
     capsys.readouterr()
 
     assert main(args) == 0  # second run reuses the index
@@ -144,6 +150,37 @@ def test_bench_end_to_end_on_the_sample(tmp_path, sample_path, capsys):
     }
     assert modes == {"sentences", "tokens"}
     assert "by tokens" in report.read_text()
+
+
+def test_taking_turns_rotates_the_methods_question_by_question(monkeypatch, tmp_path):
+    """No method always follows another's work: the order rotates with each question."""
+    from hygraph.bench import turns as turns_module
+
+    asked: list[tuple[str, str]] = []
+
+    class Index:
+        embedder = type("Cached", (), {"cache": object()})()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def method(self, name, config=None):
+            return None
+
+        def query(self, text, name, top_k, budget):
+            asked.append((text, name))
+
+    monkeypatch.setattr("hygraph.index.GraphIndex.open", lambda *a, **k: Index())
+    spec = {"index": str(tmp_path), "methods": ["a", "b", "c"], "top_k": 5, "budget": 100,
+            "rounds": 2, "questions": [{"question": "q1"}, {"question": "q2"}]}  # fmt: skip
+    result = turns_module.turns(spec)
+    timed = [(t, n) for t, n in asked if t != "warm up question"]
+    assert [n for _, n in timed[:6]] == ["a", "b", "c", "b", "c", "a"]
+    assert len(timed) == 12 and Index.embedder.cache is None  # each question, each round
+    assert {n: r["queries"] for n, r in result["methods"].items()} == {"a": 4, "b": 4, "c": 4}
 
 
 def test_question_selection_and_wins_ties_losses():

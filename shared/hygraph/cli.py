@@ -91,6 +91,8 @@ def _add_bench_parser(sub: Any) -> None:
         "(a question is asked again with top_k doubled until it does; default: the "
         "corpus's chunk count)",
     )
+    p.add_argument("--turns", type=int, default=1, help="rounds of a latency pass, every method "
+                   "in one process taking turns by question (default 1; 0: none)")  # fmt: skip
     p.add_argument(
         "--chunk-size", type=int, help="tokens per chunk (default: the embedder's window, 256)"
     )
@@ -585,6 +587,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         questions=args.questions,
         baseline=args.baseline,
         max_depth=args.max_depth,
+        turns=args.turns,
         store=args.store,
     )
     result = run_bench(config)

@@ -243,6 +243,7 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
             f"{_fmt(s['latency_ms']['p95'])} | {_fmt(s['build'].get('seconds'), 2)} | "
             f"{s['peak_rss_mb']:.0f} |"
         )
+    lines += _turns_table(main)
     lines += _depth_table(main, ks)
     lines += _evidence_table(main, ks)
     lines += _type_table(main, ks)
@@ -288,6 +289,33 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
     for path in plots:
         lines += ["", f"![{path.stem}]({path.name})"]
     return "\n".join(lines) + "\n"
+
+
+def _turns_table(main: dict[str, Any]) -> list[str]:
+    """The latency pass with the methods taking turns in one process (none: nothing)."""
+    turns = main.get("turns")
+    if not turns:
+        return []
+    if _failed(turns):
+        return [
+            "",
+            f"Latency with the methods taking turns: failed: {_cell(turns.get('error', ''))}",
+        ]
+    timed = turns["methods"]
+    first = next(iter(timed.values()))["p50"]
+    lines = [
+        "",
+        "Latency with the methods taking turns: one process, each question asked of every "
+        f"method in turn, {turns['rounds']} round(s) after a warm-up (drift between the "
+        "methods' own processes above does not move these ratios):",
+        "",
+        f"| method | p50 ms | p95 ms | p50 / {next(iter(timed))}'s |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, t in timed.items():
+        ratio = t["p50"] / first if first else float("nan")
+        lines.append(f"| {_cell(name)} | {_fmt(t['p50'])} | {_fmt(t['p95'])} | {ratio:.2f}× |")
+    return lines
 
 
 def write_report(result: dict[str, Any], path: Path) -> Path:

@@ -61,6 +61,9 @@ class BenchConfig:
     #: A PostgreSQL server for the graph stores (each point's index gets its own schema);
     #: None: each index's own SQLite file.
     store: str | None = None
+    #: Rounds of the latency pass with every method in one process, taking turns question
+    #: by question (:mod:`hygraph.bench.turns`); 0: none.
+    turns: int = 1
 
     def __post_init__(self) -> None:
         if self.chunk_size is None:
@@ -265,8 +268,10 @@ def run_point(
             methods[name] = {"status": "failed", "error": failure.error, "peer": name in peers}
     if quality:
         compare(methods, dataset, config.baseline, config.compare_k)
+    turns = _take_turns(config, label, index_dir, methods, peers, questions, env)
     counts = base["counts"]
     return {
+        "turns": turns,
         "label": label,
         "dataset": dataset.name,
         "documents": counts["documents"],
@@ -277,6 +282,38 @@ def run_point(
         "methods": methods,
         "layer_builds": layer_builds(index_dir),
     }
+
+
+def _take_turns(
+    config: BenchConfig,
+    label: str,
+    index_dir: Path,
+    methods: dict[str, Any],
+    peers: Sequence[str],
+    questions: list[dict[str, Any]],
+    env: dict[str, str],
+) -> dict[str, Any] | None:
+    """The methods that ran (not the peers) timed again in one process, taking turns
+    question by question (:mod:`hygraph.bench.turns`); None with fewer than two or
+    ``config.turns`` 0."""
+    names = [n for n, m in methods.items() if m.get("status") != "failed" and n not in peers]
+    if config.turns < 1 or len(names) < 2:
+        return None
+    _say(config, f"{label}: latency with the methods taking turns")
+    spec = {
+        "task": "turns",
+        "index": str(index_dir),
+        "methods": names,
+        "questions": questions,
+        "top_k": max(config.ks),
+        "budget": config.budget,
+        "rounds": config.turns,
+    }
+    try:
+        return _run_task(spec, env)
+    except TaskFailed as failure:
+        _say(config, f"{label}: taking turns failed: {failure.error}")
+        return {"status": "failed", "error": failure.error}
 
 
 def layer_builds(index_dir: Path) -> dict[str, dict[str, Any]]:

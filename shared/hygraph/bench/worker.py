@@ -381,7 +381,10 @@ def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
     spec = json.loads(Path(args[0]).read_text())
     try:
-        task = {"build": build, "build-method": build_method}.get(spec["task"], query)
+        from hygraph.bench.turns import turns
+
+        tasks = {"build": build, "build-method": build_method, "turns": turns}
+        task = tasks.get(spec["task"], query)
         result = task(spec)
     except Exception as exc:  # noqa: BLE001 - any failure is reported, not raised
         traceback.print_exc()  # the full story on stderr; the one-line error in the result
