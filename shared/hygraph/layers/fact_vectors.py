@@ -91,9 +91,10 @@ _COMPOSED = "names\x1f"
 
 @dataclass
 class FactVectorsConfig(LayerConfig):
-    # How a co-occurrence fact gets its vector: "names" (ours: the unit sum of its entities'
-    # name vectors) | "text" (the triple embedded, as every other fact). The default here
-    # is what an index saved before the option existed did; the methods ask for "names".
+    # How a co-occurrence fact gets its vector: "names" (ours: its entities' name vectors,
+    # weighted by their word pieces, summed and made unit) | "text" (the triple embedded,
+    # as every other fact). The default here is what an index saved before the option
+    # existed did; the methods ask for "names".
     fact_cooccurrence: str = "text"
 
     def __post_init__(self) -> None:
