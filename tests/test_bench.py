@@ -217,3 +217,21 @@ def test_bench_builds_on_a_postgresql_store(tmp_path, sample_path, postgres_serv
     assert split_url(manifest["store"])[1].startswith("bench_")
     for name in ("vanilla", "hybrid-ppr"):
         assert result["methods"][name]["recall"] == sqlite["methods"][name]["recall"]
+
+
+def test_scaling_carries_the_taking_turns_p50_and_its_exponent():
+    from hygraph.bench.runner import scaling
+
+    def point(chunks, p50, turns):
+        method = {"latency_ms": {"p50": p50}, "peak_rss_mb": 100.0, "build": {"seconds": 1.0}}
+        return {
+            "label": f"n{chunks}", "chunks": chunks, "base_build": {"first_build": {}},
+            "methods": {"vanilla": method},
+            "turns": {"methods": {"vanilla": {"p50": turns}}} if turns else None,
+        }  # fmt: skip
+
+    out = scaling([point(1000, 10.0, 8.0), point(10000, 20.0, 16.0)])["methods"]["vanilla"]
+    assert out["turns_p50_ms"] == [8.0, 16.0]
+    assert out["exponent"]["turns_p50_ms"] == pytest.approx(math.log10(2.0), abs=1e-6)
+    missing = scaling([point(1000, 10.0, 8.0), point(10000, 20.0, None)])["methods"]["vanilla"]
+    assert "turns_p50_ms" not in missing and "turns_p50_ms" not in missing["exponent"]

@@ -314,17 +314,19 @@ def test_fact_cooccurrence_is_checked_and_old_indexes_keep_embedding_the_text():
         method = get_method(name)
         with pytest.raises(ConfigError, match="fact_cooccurrence"):
             method({"fact_cooccurrence": "words"})
-        # A new index takes the method's choice; a layer saved without the field (an
-        # index built before it existed) keeps embedding the text, as it was built.
-        assert FactVectors.config_from(method().config).fact_cooccurrence == "names"
+        # A new index takes the method's choice (the text, unless asked); a layer saved
+        # without the field (an index built before it existed) embeds the text too.
+        assert FactVectors.config_from(method().config).fact_cooccurrence == "text"
+        chosen = method({"fact_cooccurrence": "names"}).config
+        assert FactVectors.config_from(chosen).fact_cooccurrence == "names"
     assert FactVectors.Config(**{}).fact_cooccurrence == "text"
 
 
-def test_a_default_index_composes_the_offline_extractors_cooccurrence_facts(tmp_path):
+def test_an_index_asked_for_names_composes_the_offline_extractors_cooccurrence_facts(tmp_path):
     met = "In 1843 Ada Lovelace and Charles Babbage met Michael Faraday at the Royal Institution."
     docs = [Document(i, t) for i, t in {**DOCS, "d4": met}.items()]
     with GraphIndex(tmp_path / "i", embedder=WordEmbedder(256), progress=False) as index:
-        index.insert(docs, methods=["hybrid-ppr"])
+        index.insert(docs, methods=["hybrid-ppr:fact_cooccurrence=names"])
         assert index.manifest.layers["fact-vectors"]["fact_cooccurrence"] == "names"
         edges = list(index.store.iter_edges(EdgeKind.RELATION))
         bare = [e for e in edges if not str(e.data.get("label", "")).strip()

@@ -263,7 +263,8 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
             "## Scaling",
             "",
             "Build time (shared index + the method's own build, cold caches), peak memory "
-            "and query latency p50 at each corpus size; the exponent b fits "
+            "and query latency p50 at each corpus size (the method's own process; and, "
+            'after "t", the pass taking turns, where measured); the exponent b fits '
             "value ∝ chunks^b.",
             "",
             "| method | "
@@ -271,20 +272,22 @@ def render_markdown(result: dict[str, Any], plots: list[Path]) -> str:
                 f"{label} ({n} chunks)"
                 for label, n in zip(scale["labels"], scale["chunks"], strict=True)
             )
-            + " | b(build) | b(p50) | b(memory) |",
-            "|---|" + "---|" * (len(scale["chunks"]) + 3),
+            + " | b(build) | b(p50) | b(p50, turns) | b(memory) |",
+            "|---|" + "---|" * (len(scale["chunks"]) + 4),
         ]
         for name, s in scale["methods"].items():
+            turns = s.get("turns_p50_ms") or [None] * len(s["latency_p50_ms"])
             cells = [
-                f"{b:.1f} s / {m:.0f} MB / {p:.1f} ms"
-                for b, m, p in zip(
-                    s["build_seconds"], s["peak_rss_mb"], s["latency_p50_ms"], strict=True
+                f"{b:.1f} s / {m:.0f} MB / {p:.1f} ms" + (f" (t {t:.1f} ms)" if t else "")
+                for b, m, p, t in zip(
+                    s["build_seconds"], s["peak_rss_mb"], s["latency_p50_ms"], turns, strict=True
                 )
             ]
             e = s["exponent"]
             lines.append(
                 f"| {_cell(name)} | " + " | ".join(cells) + f" | {_fmt(e['build_seconds'], 2)}"
-                f" | {_fmt(e['latency_p50_ms'], 2)} | {_fmt(e['peak_rss_mb'], 2)} |"
+                f" | {_fmt(e['latency_p50_ms'], 2)} | {_fmt(e.get('turns_p50_ms'), 2)}"
+                f" | {_fmt(e['peak_rss_mb'], 2)} |"
             )
     for path in plots:
         lines += ["", f"![{path.stem}]({path.name})"]

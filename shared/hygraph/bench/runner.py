@@ -525,4 +525,10 @@ def scaling(points: list[dict[str, Any]]) -> dict[str, Any]:
                 "peak_rss_mb": growth_exponent(sizes, rss),
             },
         }
+        # The p50 of the pass taking turns at every size, where each point has one.
+        turns = [((p.get("turns") or {}).get("methods") or {}).get(method) for p in ordered]
+        if all(t is not None for t in turns):
+            taken = [t["p50"] for t in turns]  # type: ignore[index]
+            out["methods"][method]["turns_p50_ms"] = taken
+            out["methods"][method]["exponent"]["turns_p50_ms"] = growth_exponent(sizes, taken)
     return out

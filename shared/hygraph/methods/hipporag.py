@@ -193,8 +193,8 @@ class HippoRAG2Config(MethodConfig):
     synonym_min_chars: int = 3  # code: names shorter in letters/digits get none
     #   (HippoRAG 2's HippoRAG.py:1002)
     synonym_numbers: bool = True  # ours: names whose numbers differ are not synonyms
-    fact_cooccurrence: str = "names"  # ours: a fact with no words of its own (offline
-    #   co-occurrence) gets its entities' name vectors summed | text (embedded)
+    fact_cooccurrence: str = "text"  # code: a fact with no words of its own (offline
+    #   co-occurrence) embedded as its triple | names (ours: its entities' name vectors)
 
     def __post_init__(self) -> None:
         if self.recognition not in ("auto", "llm", "off"):
