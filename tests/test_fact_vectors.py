@@ -310,15 +310,17 @@ def test_fact_cooccurrence_is_checked_and_old_indexes_keep_embedding_the_text():
 
     with pytest.raises(ConfigError, match="fact_cooccurrence"):
         FactVectorsConfig(fact_cooccurrence="words")
-    for name in ("hybrid-ppr", "hipporag2"):
+    for name, default in (("hybrid-ppr", "names"), ("hipporag2", "text")):
         method = get_method(name)
         with pytest.raises(ConfigError, match="fact_cooccurrence"):
             method({"fact_cooccurrence": "words"})
-        # A new index takes the method's choice (the text, unless asked); a layer saved
-        # without the field (an index built before it existed) embeds the text too.
-        assert FactVectors.config_from(method().config).fact_cooccurrence == "text"
-        chosen = method({"fact_cooccurrence": "names"}).config
-        assert FactVectors.config_from(chosen).fact_cooccurrence == "names"
+        # A new index takes the method's choice (the default one composes the names,
+        # HippoRAG 2 embeds the triple as its code does); a layer saved without the field
+        # (an index built before it existed) embeds the text.
+        assert FactVectors.config_from(method().config).fact_cooccurrence == default
+        for other in ("names", "text"):
+            chosen = method({"fact_cooccurrence": other}).config
+            assert FactVectors.config_from(chosen).fact_cooccurrence == other
     assert FactVectors.Config(**{}).fact_cooccurrence == "text"
 
 

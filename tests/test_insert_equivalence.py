@@ -133,11 +133,13 @@ def test_one_insert_per_document_holds_what_a_bulk_build_holds(tmp_path):
     _assert_same(bulk, one, atol=0.0)
     assert bulk["counts"]["edges"].get(EdgeKind.SYNONYM, 0) > 0  # the layer had work to do
     assert one_bm25 == bulk_bm25
-    # Same chunks in the same order; scores equal to 1e-4 relative. In a full suite (and
-    # only there) one walk score at rank 9 differed by 4.7e-8 (1.3e-5 relative) between the
-    # two builds, whose graphs and vectors are equal to the bit (``_assert_same`` above);
-    # the source of that last-digit difference is not found yet.
-    _assert_same_hits(bulk_hits, one_hits, atol=1e-9, rel=1e-4)
+    # Same chunks in the same order, scores to 1e-9. The word-hashing embedder gives some
+    # passages exactly the same cosine to a question; Qdrant returned such ties in an order
+    # that depended on how the points were written and on the queries asked before, which
+    # moved the walk's rank-based prior (scores 4e-4 apart, in most runs once co-occurrence
+    # facts were composed from names). Searches now order ties by id (test_vectors.py:
+    # ``test_points_of_equal_score_come_back_by_id_whatever_the_write_order``).
+    _assert_same_hits(bulk_hits, one_hits, atol=1e-9, rel=1e-6)
 
 
 def test_one_insert_per_document_with_the_bundled_embedder(tmp_path, minilm):

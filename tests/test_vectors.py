@@ -55,6 +55,31 @@ def test_upsert_search_filter_delete(vectors):
     assert vectors.existing("nodes", ["n1"]) == set()
 
 
+def test_points_of_equal_score_come_back_by_id_whatever_the_write_order(vectors):
+    """Ties are ranked by graph id, also at the k-th place: the same index answers the
+    same way whether its points were written at once or one by one (a bulk build against
+    inserts), and from one query to the next."""
+    rng = np.random.default_rng(1)
+    shared = rng.normal(size=8).astype(np.float32)
+    tied = [f"t{i}" for i in (5, 2, 9, 0, 7)]  # one vector, five ids
+    others = [f"o{i}" for i in range(6)]
+    far = rng.normal(size=(6, 8)).astype(np.float32)
+    far -= np.outer(far @ shared / (shared @ shared), shared)  # orthogonal: further off
+    query = shared + 0.01 * rng.normal(size=8).astype(np.float32)
+    answers = []
+    for name, order in (("bulk", tied + others), ("single", [*reversed(tied), *others])):
+        vectors.ensure_collection(name, 8)
+        rows = {**{t: shared for t in tied}, **dict(zip(others, far, strict=True))}
+        if name == "bulk":
+            vectors.upsert(name, order, np.stack([rows[i] for i in order]), [{}] * len(order))
+        else:
+            for i in order:
+                vectors.upsert(name, [i], rows[i][None, :], [{}])
+        answers.append([[h.id for h in vectors.search(name, query, k)] for k in (2, 5, 7)])
+    assert answers[0] == answers[1]
+    assert answers[0][:2] == [["t0", "t2"], ["t0", "t2", "t5", "t7", "t9"]]
+
+
 def test_missing_collection_is_empty(vectors):
     assert not vectors.has_collection("nope")
     assert vectors.count("nope") == 0

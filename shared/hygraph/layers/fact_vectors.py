@@ -24,16 +24,14 @@ version killed mid-build) counts as not embedded, and both items go when it is e
 
 Ours: a fact whose label carries no words (empty or "related to": two entities named in
 one sentence, the offline extractor's co-occurrence facts, about half of its facts and
-43 % of their word pieces on MuSiQue) can be left unembedded
-(``fact_cooccurrence="names"``; the default is ``"text"``): its vector is then the sum of
-its two entities' name
+43 % of their word pieces on MuSiQue) can be left unembedded (``fact_cooccurrence="names"``,
+what ``hybrid-ppr`` asks for): its vector is then the sum of its two entities' name
 vectors, each weighted by its word pieces, made unit (each name embedded once;
 ``entity-vectors`` embeds the same names, so the embedding cache makes one of the two
 free). That sum is close to the embedded ``"A related to B"`` (cosine 0.84 on MuSiQue),
-and the walk recalls as much from it (``benchmarks/results/fact-cooccurrence.md``). Not
-the default yet: an index built one document at a time then scores some queries a little
-differently from one built in bulk (``tests/test_insert_equivalence.py``), which is not
-explained yet. ``"text"`` embeds them as any other fact.
+and the walk recalls as much from it (``benchmarks/results/fact-cooccurrence.md``).
+``"text"`` (this layer's default, what an index saved before the option did, and what
+``hipporag2`` asks for) embeds them as any other fact.
 """
 
 from __future__ import annotations

@@ -43,6 +43,22 @@ class VectorHit:
 Where = dict[str, Any]
 """Exact-match filter on payload fields; a list value matches any of its items."""
 
+#: Hits a search asks the store for beyond ``k``, so that points tied at the ``k``-th
+#: score are chosen by id as well (see :func:`by_score_then_id`).
+TIE_SLACK = 8
+
+
+def by_score_then_id(hits: Sequence[VectorHit], k: int) -> list[VectorHit]:
+    """The ``k`` best ``hits``, ties in score ordered by graph id.
+
+    Qdrant returns points of equal score in the order of its segments, which depends
+    on how the points were written (one bulk upsert or one per document) and on whether
+    a search reads the write-ahead log or flushed segments: without this, the same
+    index could rank two equally near passages either way from one query to the next,
+    and a later rank-based step (a fusion, a walk's prior) would score differently.
+    """
+    return sorted(hits, key=lambda h: (-h.score, h.id))[: max(0, int(k))]
+
 
 @runtime_checkable
 class VectorIndex(Protocol):

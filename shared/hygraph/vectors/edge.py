@@ -50,9 +50,11 @@ from hygraph.errors import HygraphError
 from hygraph.vectors.base import (
     INDEXED_FIELDS,
     SEARCH_PAYLOAD,
+    TIE_SLACK,
     VectorHit,
     Where,
     as_vector_list,
+    by_score_then_id,
     found_rows,
     point_id,
     record_rows,
@@ -444,7 +446,7 @@ class EdgeVectorIndex:
         from qdrant_edge import Query, QueryRequest
 
         request = QueryRequest(
-            limit=max(1, int(k)),
+            limit=max(1, int(k)) + TIE_SLACK,
             query=Query.Nearest(as_vector_list(vector)),
             filter=_filter(where),
             with_payload=SEARCH_PAYLOAD,
@@ -452,7 +454,8 @@ class EdgeVectorIndex:
         )
         with self._use(name) as shard:
             hits = shard.query(request)
-        return [VectorHit(h.payload["id"], float(h.score), dict(h.payload)) for h in hits]
+        found = [VectorHit(h.payload["id"], float(h.score), dict(h.payload)) for h in hits]
+        return by_score_then_id(found, max(1, int(k)))
 
     def delete(self, name: str, ids: Sequence[str]) -> None:
         if not ids or not self.has_collection(name):

@@ -36,9 +36,11 @@ from hygraph.secrets import register_secret
 from hygraph.vectors.base import (
     INDEXED_FIELDS,
     SEARCH_PAYLOAD,
+    TIE_SLACK,
     VectorHit,
     Where,
     as_vector_list,
+    by_score_then_id,
     found_rows,
     point_id,
     record_rows,
@@ -227,13 +229,13 @@ class ServerVectorIndex:
             self._name(name),
             query=as_vector_list(vector),
             using=using or None,
-            limit=max(1, int(k)),
+            limit=max(1, int(k)) + TIE_SLACK,
             query_filter=self._filter(name, where),
             with_payload=SEARCH_PAYLOAD,
         )
-        return [
-            VectorHit(p.payload["id"], float(p.score), dict(p.payload)) for p in response.points
-        ]
+        points = response.points
+        found = [VectorHit(p.payload["id"], float(p.score), dict(p.payload)) for p in points]
+        return by_score_then_id(found, max(1, int(k)))
 
     def delete(self, name: str, ids: Sequence[str]) -> None:
         if not ids or not self.has_collection(name):
