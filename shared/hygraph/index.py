@@ -707,7 +707,10 @@ class GraphIndex:
         walks = fresh == 0 or fresh >= REFRESH_SHARE * self.store.chunk_count()
         if changed or walks:
             steps = method_settings(self.method(name) for name in names)
-            keep_query_matrices(self.resources, steps, walks=walks)
+            kept = self.resources.matrices
+            with contextlib.nullcontext() if walks else kept.deferred():
+                keep_query_matrices(self.resources, steps, walks=walks)
+            kept.write_later()  # a small insert's, once inserts pause (or at close)
         return counts
 
     def layer(self, name: str, options: Any = None) -> Layer:
@@ -1003,6 +1006,7 @@ class GraphIndex:
         if self._closed:
             return
         self._closed = True
+        self.resources.matrices.close()
         self.vectors.close()
         self.store.close()
         self._tighten()  # files a query wrote (matrices, cache entries) too

@@ -8,12 +8,23 @@ matrices (patching the last one with the vectors written since, where this proce
 vector index can tell which) and keeps them, and other matrices derived from the
 vectors (the walk's dense-restart matrix), in ``vector-matrices/`` under the index
 folder, each under a key that changes whenever what it is derived from does.
+
+A small insert's matrices are not written at once (:meth:`KeptMatrices.deferred`): they
+stay in the process, which reads them from memory, and are written once no insert has
+come for :data:`WRITE_DELAY` seconds, or when the index closes. The files only spare a
+later process reading every vector back; at MuSiQue's 26,000 facts the facts' matrix
+and its half-precision copy are 60 MB, which every one-document insert rewrote
+(``benchmarks/results/insert-cost.md``). A burst of inserts now writes them once; a
+process killed before then leaves the last written ones, which no longer match and
+are not read (the next process reads the vectors back, as with no file).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -27,6 +38,8 @@ from hygraph.vectors import VectorIndex
 #: Where :meth:`KeptMatrices.unit_matrix` keeps whole collections' matrices (index folder).
 MATRIX_DIR = "vector-matrices"
 MATRIX_FORMAT = 1  # part of each matrix file's key: a new layout never reads an old file
+#: Seconds without an insert after which a small insert's matrices are written.
+WRITE_DELAY = 1.0
 
 
 class KeptMatrices:
@@ -52,6 +65,52 @@ class KeptMatrices:
         self._read = read
         #: Per collection, the last unit matrix made or read: (write token, ids, rows).
         self._bases: dict[str, tuple[str, list[str], np.ndarray]] = {}
+        #: Per name, a matrix made while deferring, not written yet: (stem, key, ids, rows).
+        self._pending: dict[str, tuple[Path, str, list[str], np.ndarray]] = {}
+        self._deferring = 0
+        self._lock = threading.Lock()  # guards ``_pending``
+        self._writing = threading.Lock()  # one writer at a time (a newer file replaces older)
+        self._timer: threading.Timer | None = None
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Within, matrices that are made are kept in memory and not written (see the
+        module docstring); :meth:`write_later` or :meth:`write_pending` writes them."""
+        self._deferring += 1
+        try:
+            yield
+        finally:
+            self._deferring -= 1
+
+    def write_later(self, delay: float | None = None) -> None:
+        """Write the deferred matrices once ``delay`` (:data:`WRITE_DELAY`) seconds pass
+        without another call (a daemon thread; :meth:`close` writes what is left)."""
+        delay = WRITE_DELAY if delay is None else delay
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            if not self._pending:
+                self._timer = None
+                return
+            self._timer = threading.Timer(delay, self.write_pending)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def write_pending(self) -> None:
+        """Write every deferred matrix now."""
+        with self._writing:
+            with self._lock:
+                pending, self._pending = self._pending, {}
+            for stem, key, ids, matrix in pending.values():
+                _write_matrix(stem, key, ids, matrix)
+
+    def close(self) -> None:
+        """Write what is deferred, and stop the timer."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        self.write_pending()
 
     def vector_stamp(self, collection: str) -> str | None:
         """A token that changes whenever ``collection`` is written, by any process.
@@ -204,12 +263,22 @@ class KeptMatrices:
         """
         full = json.dumps([MATRIX_FORMAT, name, *key])
         stem = kept_stem(self.path / MATRIX_DIR, name, full)
+        with self._lock:
+            pending = self._pending.get(name)
+        if pending is not None and pending[1] == full:
+            return pending[2], pending[3]
         cached = _read_matrix(stem, full)
         if cached is not None or make is None:
             return cached
         found, matrix = make()
-        if found:
-            _write_matrix(stem, full, found, matrix)
+        if found and self._deferring:
+            with self._lock:
+                self._pending[name] = (stem, full, found, matrix)
+        elif found:
+            with self._writing:
+                with self._lock:
+                    self._pending.pop(name, None)  # this one is newer
+                _write_matrix(stem, full, found, matrix)
         return found, matrix
 
 

@@ -1,0 +1,102 @@
+"""A small insert's kept query matrices are written once inserts pause, not per insert.
+
+The matrices beside an index (``vector-matrices/``) spare a later process reading every
+vector back; the process that inserts keeps its own in memory. A burst of one-document
+inserts writes them once: after :data:`hygraph.kept_matrices.WRITE_DELAY` seconds without
+an insert, or when the index closes. Corpus: ``tests/data/musique_slice`` paragraphs, the
+word-hashing embedder (``doubles.WordEmbedder``), offline extractor.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from doubles import WordEmbedder
+
+from hygraph import kept_matrices
+from hygraph.index import GraphIndex
+from hygraph.ingest.documents import Document
+from hygraph.kept_matrices import MATRIX_DIR
+
+SLICE = Path(__file__).parent / "data" / "musique_slice"
+QUESTION = "Who was the first president of the association which published the journal?"
+
+
+def _docs(n: int) -> list[Document]:
+    lines = (SLICE / "corpus.jsonl").read_text().splitlines()[:n]
+    return [Document(id=r["id"], text=r["text"], title=r["title"]) for r in map(json.loads, lines)]
+
+
+def _keys(path: Path) -> dict[str, str]:
+    """Matrix name → the key of the file kept for it."""
+    metas = (path / MATRIX_DIR).glob("*.json")
+    return {m.name.split(".", 1)[0]: json.loads(m.read_text())["key"] for m in metas}
+
+
+@pytest.fixture
+def writes(monkeypatch) -> list[str]:
+    """The names of the matrices written, in order."""
+    written: list[str] = []
+    inner = kept_matrices._write_matrix
+
+    def counted(stem: Path, key: str, ids: list[str], matrix: Any) -> None:
+        written.append(stem.name.split(".", 1)[0])
+        inner(stem, key, ids, matrix)
+
+    monkeypatch.setattr(kept_matrices, "_write_matrix", counted)
+    return written
+
+
+def _no_reading(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("read the vectors back")
+
+
+def test_a_burst_of_inserts_writes_the_matrices_once_at_close(tmp_path, writes, monkeypatch):
+    monkeypatch.setattr(kept_matrices, "WRITE_DELAY", 600.0)  # the pause never comes
+    docs = _docs(40)
+    path = tmp_path / "ix"
+    embedder = WordEmbedder(dim=64)
+    with GraphIndex(path, embedder=embedder, progress=False) as index:
+        index.insert(docs[:36])
+        assert sorted(writes) == ["chunks", "facts"]  # a build writes at once
+        built = _keys(path)
+        writes.clear()
+        for doc in docs[36:]:
+            index.insert([doc])
+            # this process queries from the matrices it holds, reading no vector back
+            with monkeypatch.context() as patched:
+                patched.setattr(index.resources, "vector_matrix", _no_reading)
+                assert index.retrieve(QUESTION, "hybrid-ppr", top_k=5).chunks
+        assert writes == [] and _keys(path) == built  # nothing written during the burst
+    assert sorted(writes) == ["chunks", "facts"]  # once, at close, the last ones
+    assert _keys(path) != built
+    with GraphIndex.open(path, embedder=embedder, progress=False) as index:
+        monkeypatch.setattr(index.resources, "vector_matrix", _no_reading)
+        assert index.retrieve(QUESTION, "hybrid-ppr", top_k=5).chunks  # a new process maps them
+
+
+def test_the_matrices_are_written_once_inserts_pause(tmp_path, writes, monkeypatch):
+    monkeypatch.setattr(kept_matrices, "WRITE_DELAY", 0.05)
+    docs = _docs(30)
+    path = tmp_path / "ix"
+    embedder = WordEmbedder(dim=64)
+    with GraphIndex(path, embedder=embedder, progress=False) as index:
+        index.insert(docs[:29])
+        built = _keys(path)
+        writes.clear()
+        index.insert([docs[29]])
+        deadline = time.monotonic() + 10
+        while _keys(path) == built and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sorted(writes) == ["chunks", "facts"]
+        # the files written are what a new process reads: the same rows as this one holds
+        with GraphIndex.open(path, embedder=embedder, progress=False) as other:
+            monkeypatch.setattr(other.resources, "vector_matrix", _no_reading)
+            want = index.retrieve(QUESTION, "hybrid-ppr", top_k=5)
+            got = other.retrieve(QUESTION, "hybrid-ppr", top_k=5)
+            assert got.chunks == want.chunks
+    assert sorted(writes) == ["chunks", "facts"]  # nothing left for close to write
