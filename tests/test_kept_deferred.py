@@ -100,3 +100,41 @@ def test_the_matrices_are_written_once_inserts_pause(tmp_path, writes, monkeypat
             got = other.retrieve(QUESTION, "hybrid-ppr", top_k=5)
             assert got.chunks == want.chunks
     assert sorted(writes) == ["chunks", "facts"]  # nothing left for close to write
+
+
+SCRIPT = """
+import json, sys
+from pathlib import Path
+from doubles import WordEmbedder
+from hygraph import kept_matrices
+from hygraph.index import GraphIndex
+from hygraph.ingest.documents import Document
+kept_matrices.WRITE_DELAY = 600.0  # the pause never comes: only the exit writes
+lines = (Path(sys.argv[2]) / "corpus.jsonl").read_text().splitlines()[:30]
+docs = [Document(id=r["id"], text=r["text"], title=r["title"]) for r in map(json.loads, lines)]
+index = GraphIndex(Path(sys.argv[1]), embedder=WordEmbedder(dim=64), progress=False)
+index.insert(docs[:29])
+index.insert([docs[29]])
+print(json.dumps(sorted(p.name for p in (Path(sys.argv[1]) / "vector-matrices").glob("*.json"))))
+"""  # inserts, then ends without closing the index
+
+
+def test_a_process_that_ends_without_closing_writes_them_at_exit(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    import sys
+
+    import hygraph
+
+    path = tmp_path / "ix"
+    paths = [str(Path(hygraph.__file__).parent.parent), str(Path(__file__).parent)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(path), str(SLICE)],
+        env=env, capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    before_exit = json.loads(done.stdout.strip().splitlines()[-1])
+    assert _keys(path) and sorted(p.name for p in (path / MATRIX_DIR).glob("*.json")) != before_exit
+    with GraphIndex.open(path, embedder=WordEmbedder(dim=64), progress=False) as index:
+        monkeypatch.setattr(index.resources, "vector_matrix", _no_reading)
+        assert index.retrieve(QUESTION, "hybrid-ppr", top_k=5).chunks  # maps what exit wrote

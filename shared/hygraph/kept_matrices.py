@@ -11,18 +11,20 @@ folder, each under a key that changes whenever what it is derived from does.
 
 A small insert's matrices are not written at once (:meth:`KeptMatrices.deferred`): they
 stay in the process, which reads them from memory, and are written once no insert has
-come for :data:`WRITE_DELAY` seconds, or when the index closes. The files only spare a
-later process reading every vector back; at MuSiQue's 26,000 facts the facts' matrix
-and its half-precision copy are 60 MB, which every one-document insert rewrote
-(``benchmarks/results/insert-cost.md``). A burst of inserts now writes them once; a
-process killed before then leaves the last written ones, which no longer match and
-are not read (the next process reads the vectors back, as with no file).
+come for :data:`WRITE_DELAY` seconds, when the index closes, or when the process exits.
+The files only spare a later process reading every vector back; at MuSiQue's 26,000
+facts the facts' matrix and its half-precision copy are 60 MB, which every one-document
+insert rewrote (``benchmarks/results/insert-cost.md``). A burst of inserts now writes
+them once; a process killed before then leaves the last written ones, which no longer
+match and are not read (the next process reads the vectors back, as with no file).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import repeat
@@ -95,6 +97,7 @@ class KeptMatrices:
             self._timer = threading.Timer(delay, self.write_pending)
             self._timer.daemon = True
             self._timer.start()
+        _UNWRITTEN.add(self)  # written at exit too, if the process ends first
 
     def write_pending(self) -> None:
         """Write every deferred matrix now."""
@@ -280,6 +283,17 @@ class KeptMatrices:
                     self._pending.pop(name, None)  # this one is newer
                 _write_matrix(stem, full, found, matrix)
         return found, matrix
+
+
+#: Instances that deferred a write; what they still hold is written when the interpreter
+#: exits (a script that inserts and ends without closing the index, within the delay).
+_UNWRITTEN: weakref.WeakSet[KeptMatrices] = weakref.WeakSet()
+
+
+@atexit.register
+def _write_at_exit() -> None:
+    for kept in list(_UNWRITTEN):
+        kept.write_pending()
 
 
 def _copy_rows(matrix: np.ndarray, base: np.ndarray, old: np.ndarray, new: np.ndarray) -> None:
