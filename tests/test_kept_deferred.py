@@ -79,6 +79,17 @@ def test_a_burst_of_inserts_writes_the_matrices_once_at_close(tmp_path, writes, 
         assert index.retrieve(QUESTION, "hybrid-ppr", top_k=5).chunks  # a new process maps them
 
 
+@pytest.fixture
+def permissive_umask():
+    """A umask that lets others read new files: the deferred write must still tighten."""
+    import os
+
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
+
+
+@pytest.mark.usefixtures("permissive_umask")
 def test_the_matrices_are_written_once_inserts_pause(tmp_path, writes, monkeypatch):
     monkeypatch.setattr(kept_matrices, "WRITE_DELAY", 0.05)
     docs = _docs(30)
@@ -93,6 +104,8 @@ def test_the_matrices_are_written_once_inserts_pause(tmp_path, writes, monkeypat
         while _keys(path) == built and time.monotonic() < deadline:
             time.sleep(0.05)
         assert sorted(writes) == ["chunks", "facts"]
+        for file in (path / MATRIX_DIR).iterdir():  # the owner's alone, as an insert's files
+            assert file.stat().st_mode & 0o077 == 0, file
         # the files written are what a new process reads: the same rows as this one holds
         with GraphIndex.open(path, embedder=embedder, progress=False) as other:
             monkeypatch.setattr(other.resources, "vector_matrix", _no_reading)

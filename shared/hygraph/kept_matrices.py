@@ -100,12 +100,17 @@ class KeptMatrices:
         _UNWRITTEN.add(self)  # written at exit too, if the process ends first
 
     def write_pending(self) -> None:
-        """Write every deferred matrix now."""
+        """Write every deferred matrix now (its files the owner's alone, as an insert's:
+        :mod:`hygraph.private`)."""
+        from hygraph.private import tighten
+
         with self._writing:
             with self._lock:
                 pending, self._pending = self._pending, {}
             for stem, key, ids, matrix in pending.values():
                 _write_matrix(stem, key, ids, matrix)
+            if pending:
+                tighten(self.path / MATRIX_DIR)
 
     def close(self) -> None:
         """Write what is deferred, and stop the timer."""
