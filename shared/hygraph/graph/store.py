@@ -27,6 +27,7 @@ from hygraph.graph.records import (
     forget_edge_records,
     payload,
 )
+from hygraph.graph.wal import WalCheckpointer
 from hygraph.ingest.documents import Chunk, Document
 
 SCHEMA_VERSION = 1
@@ -138,6 +139,8 @@ class GraphStore(RecordsMixin):
     Use :meth:`transaction` to group writes; nested blocks join the outer one.
     """
 
+    _wal: WalCheckpointer | None = None  # a file's log checkpoints (:mod:`hygraph.graph.wal`)
+
     def __init__(self, path: str | Path | None, *, read_only: bool = False):
         self.path = Path(path) if path is not None else None
         self.read_only = read_only and self.path is not None
@@ -165,6 +168,9 @@ class GraphStore(RecordsMixin):
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
+        if self.path is not None:  # checkpoints off the committing thread (graph.wal)
+            self._conn.execute("PRAGMA wal_autocheckpoint=0")
+            self._wal = WalCheckpointer(self.path)
         self._create_tables(_SCHEMA)
 
     def _create_tables(self, schema: str) -> None:
@@ -205,6 +211,8 @@ class GraphStore(RecordsMixin):
                         self._conn.execute(_NEXT_GENERATION)
                     self._conn.execute("COMMIT")
                     self._own_commits += changed
+                    if changed and self._wal is not None:
+                        self._wal.after_commit()
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         with self._lock:
