@@ -168,9 +168,7 @@ class GraphStore(RecordsMixin):
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        if self.path is not None:  # checkpoints off the committing thread (graph.wal)
-            self._conn.execute("PRAGMA wal_autocheckpoint=0")
-            self._wal = WalCheckpointer(self.path)
+        self._wal = WalCheckpointer.attach(self._conn, self.path)
         self._create_tables(_SCHEMA)
 
     def _create_tables(self, schema: str) -> None:

@@ -34,6 +34,14 @@ class WalCheckpointer:
         self._lock = threading.Lock()
         self.done = 0  # checkpoints finished (tests read it)
 
+    @classmethod
+    def attach(cls, conn: sqlite3.Connection, path: Path | None) -> WalCheckpointer | None:
+        """Turn ``conn``'s automatic checkpoint off and checkpoint for it (None in memory)."""
+        if path is None:
+            return None
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+        return cls(path)
+
     def after_commit(self) -> None:
         """Start a checkpoint when the log has grown past :data:`CHECKPOINT_BYTES`."""
         try:
