@@ -101,3 +101,17 @@ def disk_full_line(path: Path) -> str:
 
 def _mb(n: int) -> str:
     return f"{n / 1024 / 1024:,.1f} MB"
+
+
+def used_bytes(path: Path) -> int:
+    """Bytes allocated to the files under ``path`` (blocks, not apparent sizes: Qdrant
+    preallocates sparse files). Files and folders that go while it walks (a build's
+    temporary files, in another thread or process) are skipped, not an error."""
+    total = 0
+    for folder, _, files in os.walk(path):  # os.walk ignores folders it cannot list
+        for name in files:
+            try:
+                total += os.stat(os.path.join(folder, name)).st_blocks * 512
+            except OSError:
+                continue
+    return total

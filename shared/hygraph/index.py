@@ -962,9 +962,10 @@ class GraphIndex:
 
     def info(self) -> dict[str, Any]:
         """Manifest, counts by node kind, vector counts, disk size and the last cost report."""
+        from hygraph.diskspace import used_bytes
+
         counts = self.store.counts()
-        # Allocated blocks, not apparent sizes: Qdrant preallocates sparse files.
-        size = sum(p.stat().st_blocks * 512 for p in self.path.rglob("*") if p.is_file())
+        size = used_bytes(self.path)
         out: dict[str, Any] = {}
         if self.manifest.store:  # the graph on a server: its tables' size there
             out["store_bytes"] = self.store.size_bytes()  # type: ignore[attr-defined]

@@ -30,16 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from hygraph.bench.metrics import answer_in_context, evidence_ranks
+from hygraph.diskspace import used_bytes
 
 
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def _dir_bytes(path: Path) -> int:
-    if not path.exists():
-        return 0
-    return sum(p.stat().st_blocks * 512 for p in path.rglob("*") if p.is_file())
 
 
 def build(spec: dict[str, Any]) -> dict[str, Any]:
@@ -77,7 +72,7 @@ def build(spec: dict[str, Any]) -> dict[str, Any]:
         "counts": counts,
         "peak_rss_mb": measured["peak_rss_mb"],
         "peak_rss_measured_on_reuse": measured["reused_when_measured"],
-        "index_bytes": _dir_bytes(Path(spec["index"])) + store_bytes,
+        "index_bytes": used_bytes(Path(spec["index"])) + store_bytes,
         "store_bytes": store_bytes,
     }
 
@@ -351,10 +346,10 @@ def query(spec: dict[str, Any]) -> dict[str, Any]:
     # A method's own folder is named after its base name (a recipe's name, not the
     # file's path; never the options), a peer's after the peer.
     base = name if peer else parse_method_spec(name)[0]
-    method_bytes = _dir_bytes(Path(spec["index"]) / base)
+    method_bytes = used_bytes(Path(spec["index"]) / base)
     if not peer:
         for collection in index.method(name).collections:  # embedded Qdrant folders
-            method_bytes += _dir_bytes(Path(spec["index"]) / "qdrant" / collection)
+            method_bytes += used_bytes(Path(spec["index"]) / "qdrant" / collection)
     result = {
         "method": name,
         "peer": peer,
