@@ -55,6 +55,17 @@ def _no_reading(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("read the vectors back")
 
 
+def _reading_only_fresh(inner: Any) -> Any:
+    """``Resources.vector_matrix`` that may read a few vectors (the ones an insert just
+    wrote, which a query patches into the matrix it holds), never a whole collection."""
+
+    def read(name: str, ids: Any, **kwargs: Any) -> Any:
+        assert len(list(ids)) <= 32, f"read {name}'s vectors back"
+        return inner(name, ids, **kwargs)
+
+    return read
+
+
 def test_a_burst_of_inserts_writes_the_matrices_once_at_close(tmp_path, writes, monkeypatch):
     monkeypatch.setattr(kept_matrices, "WRITE_DELAY", 600.0)  # the pause never comes
     docs = _docs(40)
@@ -67,9 +78,10 @@ def test_a_burst_of_inserts_writes_the_matrices_once_at_close(tmp_path, writes, 
         writes.clear()
         for doc in docs[36:]:
             index.insert([doc])
-            # this process queries from the matrices it holds, reading no vector back
+            # this process queries from the matrices it holds, patched with the new rows
             with monkeypatch.context() as patched:
-                patched.setattr(index.resources, "vector_matrix", _no_reading)
+                fresh_only = _reading_only_fresh(index.resources.vector_matrix)
+                patched.setattr(index.resources, "vector_matrix", fresh_only)
                 assert index.retrieve(QUESTION, "hybrid-ppr", top_k=5).chunks
         assert writes == [] and _keys(path) == built  # nothing written during the burst
     assert sorted(writes) == ["chunks", "facts"]  # once, at close, the last ones

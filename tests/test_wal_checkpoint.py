@@ -46,3 +46,34 @@ def test_an_in_memory_store_has_no_log_to_checkpoint():
     with store.transaction() as conn:
         conn.execute("INSERT INTO meta(key, value) VALUES ('a', 'b')")
     assert store._wal is None
+
+
+def test_a_checkpointed_log_restarts_empty_and_is_not_checkpointed_at_every_commit(
+    tmp_path, monkeypatch
+):
+    """SQLite reuses a checkpointed log without shrinking it: the size once past the mark
+    started a checkpoint at every commit. The log now restarts from empty, and the next
+    checkpoint waits for another mark's worth of commits."""
+    monkeypatch.setattr(wal, "CHECKPOINT_BYTES", 64 * 1024)
+    path = tmp_path / "graph.sqlite"
+    store = GraphStore(path)
+    assert store._conn.execute("PRAGMA journal_size_limit").fetchone()[0] == 0
+    sizes = []
+    commits = 120
+    for i in range(commits):
+        with store.transaction() as conn:
+            conn.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (f"k{i}", "x" * 5000))
+        assert store._wal is not None
+        store._wal.wait()
+        sizes.append((tmp_path / "graph.sqlite-wal").stat().st_size)
+    first = next(i for i, size in enumerate(sizes) if size >= wal.CHECKPOINT_BYTES)
+    assert min(sizes[first + 1 :]) < wal.CHECKPOINT_BYTES  # restarted, and smaller
+    grown = sum(1 for size in sizes if size >= wal.CHECKPOINT_BYTES)
+    assert 2 <= store._wal.started <= grown  # one per time the log passed the mark
+    logged, before = 0, 0  # bytes of log written over the commits
+    for size in sizes:
+        logged += size - before if size >= before else size
+        before = size
+    assert store._wal.started <= logged // wal.CHECKPOINT_BYTES + 1
+    assert store._wal.started < commits - first - 1  # not one a commit
+    store.close()

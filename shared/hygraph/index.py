@@ -34,6 +34,7 @@ import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -708,9 +709,12 @@ class GraphIndex:
         if changed or walks:
             steps = method_settings(self.method(name) for name in names)
             kept = self.resources.matrices
-            with contextlib.nullcontext() if walks else kept.deferred():
-                keep_query_matrices(self.resources, steps, walks=walks)
-            kept.write_later()  # a small insert's, once inserts pause (or at close)
+            if walks:
+                kept.made()
+                keep_query_matrices(self.resources, steps)
+                kept.write_later()  # what earlier small inserts left pending
+            else:  # a small insert's: made and written once inserts pause (or at close)
+                kept.make_later(partial(keep_query_matrices, self.resources, steps, walks=False))
         return counts
 
     def layer(self, name: str, options: Any = None) -> Layer:

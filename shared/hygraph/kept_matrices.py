@@ -9,9 +9,12 @@ vector index can tell which) and keeps them, and other matrices derived from the
 vectors (the walk's dense-restart matrix), in ``vector-matrices/`` under the index
 folder, each under a key that changes whenever what it is derived from does.
 
-A small insert's matrices are not written at once (:meth:`KeptMatrices.deferred`): they
-stay in the process, which reads them from memory, and are written once no insert has
-come for :data:`WRITE_DELAY` seconds, when the index closes, or when the process exits.
+A small insert's matrices are neither made nor written at once (:meth:`KeptMatrices.
+make_later`): the next query in the process patches them in memory (as it would have
+after the insert), and they are made and written once no insert has come for
+:data:`WRITE_DELAY` seconds, when the index closes, or when the process exits. Making
+them took about 5 ms of a one-document insert's 65 ms at 200 documents (re-reading the
+facts' ids and copying their matrix), more as the index grows; a burst pays it once.
 The files only spare a later process reading every vector back; at MuSiQue's 26,000
 facts the facts' matrix and its half-precision copy are 60 MB, which every one-document
 insert rewrote (``benchmarks/results/insert-cost.md``). A burst of inserts now writes
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -36,6 +40,8 @@ import numpy as np
 from hygraph.graph.kept import kept_name, kept_stem
 from hygraph.graph.store import GraphStore
 from hygraph.vectors import VectorIndex
+
+_log = logging.getLogger(__name__)
 
 #: Where :meth:`KeptMatrices.unit_matrix` keeps whole collections' matrices (index folder).
 MATRIX_DIR = "vector-matrices"
@@ -73,6 +79,7 @@ class KeptMatrices:
         self._lock = threading.Lock()  # guards ``_pending``
         self._writing = threading.Lock()  # one writer at a time (a newer file replaces older)
         self._timer: threading.Timer | None = None
+        self._unmade: Callable[[], Any] | None = None  # makes what a small insert left
 
     @contextmanager
     def deferred(self) -> Iterator[None]:
@@ -91,7 +98,7 @@ class KeptMatrices:
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
-            if not self._pending:
+            if not self._pending and self._unmade is None:
                 self._timer = None
                 return
             self._timer = threading.Timer(delay, self.write_pending)
@@ -99,12 +106,41 @@ class KeptMatrices:
             self._timer.start()
         _UNWRITTEN.add(self)  # written at exit too, if the process ends first
 
+    def make_later(self, make: Callable[[], Any], delay: float | None = None) -> None:
+        """Run ``make`` (which makes matrices) deferred, and write what it made, once
+        ``delay`` seconds pass without another call, at :meth:`close` or at exit, instead
+        of now (:meth:`write_later`). A later call replaces an earlier one's ``make``: the
+        matrices are made for the index as it is then."""
+        with self._lock:
+            self._unmade = make
+        self.write_later(delay)
+
+    def made(self) -> None:
+        """The current matrices were just made (a bulk build): what :meth:`make_later`
+        left to make is not needed any more."""
+        with self._lock:
+            self._unmade = None
+
     def write_pending(self) -> None:
-        """Write every deferred matrix now (its files the owner's alone, as an insert's:
-        :mod:`hygraph.private`)."""
+        """Make what :meth:`make_later` left, and write every deferred matrix now (its
+        files the owner's alone, as an insert's: :mod:`hygraph.private`).
+
+        Making reads the index as a query in another thread would, so the timer's thread
+        may run it while the next insert runs: each matrix is keyed by the graph version
+        and the write token it was read at, so one made in between is never read as
+        current. It only spares later processes a slow first query, so a failure is
+        logged and leaves the files as they were."""
         from hygraph.private import tighten
 
         with self._writing:
+            with self._lock:
+                make, self._unmade = self._unmade, None
+            if make is not None:
+                try:
+                    with self.deferred():
+                        make()
+                except Exception:  # noqa: BLE001 - an optional cache; the index is intact
+                    _log.warning("could not make the kept query matrices", exc_info=True)
             with self._lock:
                 pending, self._pending = self._pending, {}
             for stem, key, ids, matrix in pending.values():
@@ -279,7 +315,8 @@ class KeptMatrices:
         if cached is not None or make is None:
             return cached
         found, matrix = make()
-        if found and self._deferring:
+        # while an insert burst's matrices wait (make_later), a query's wait with them
+        if found and (self._deferring or self._unmade is not None):
             with self._lock:
                 self._pending[name] = (stem, full, found, matrix)
         elif found:
