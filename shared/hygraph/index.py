@@ -1011,6 +1011,7 @@ class GraphIndex:
         if self._closed:
             return
         self._closed = True
+        self.resources.later.close()  # the deferred writes (matrices, BM25 postings)
         self.resources.matrices.close()
         self.vectors.close()
         self.store.close()

@@ -24,11 +24,9 @@ match and are not read (the next process reads the vectors back, as with no file
 
 from __future__ import annotations
 
-import atexit
 import json
 import logging
 import threading
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import repeat
@@ -39,6 +37,7 @@ import numpy as np
 
 from hygraph.graph.kept import kept_name, kept_stem
 from hygraph.graph.store import GraphStore
+from hygraph.idle import WhenIdle
 from hygraph.vectors import VectorIndex
 
 _log = logging.getLogger(__name__)
@@ -48,6 +47,7 @@ MATRIX_DIR = "vector-matrices"
 MATRIX_FORMAT = 1  # part of each matrix file's key: a new layout never reads an old file
 #: Seconds without an insert after which a small insert's matrices are written.
 WRITE_DELAY = 1.0
+_TASK = "kept query matrices"  # its name among the index's deferred writes
 
 
 class KeptMatrices:
@@ -58,6 +58,7 @@ class KeptMatrices:
         store, vectors: its graph store and vector index.
         read: reads stored vectors as matrix rows (:meth:`hygraph.resources.Resources.
             vector_matrix`).
+        later: where deferred writes wait (:class:`hygraph.idle.WhenIdle`; the index's).
     """
 
     def __init__(
@@ -66,8 +67,11 @@ class KeptMatrices:
         store: GraphStore,
         vectors: VectorIndex,
         read: Callable[..., tuple[list[str], np.ndarray]],
+        later: WhenIdle | None = None,
     ) -> None:
         self.path = path
+        #: Where deferred writes wait (the index's, shared with its other deferred files).
+        self.later = later if later is not None else WhenIdle()
         self.store = store
         self.vectors = vectors
         self._read = read
@@ -78,7 +82,6 @@ class KeptMatrices:
         self._deferring = 0
         self._lock = threading.Lock()  # guards ``_pending``
         self._writing = threading.Lock()  # one writer at a time (a newer file replaces older)
-        self._timer: threading.Timer | None = None
         self._unmade: Callable[[], Any] | None = None  # makes what a small insert left
 
     @contextmanager
@@ -93,18 +96,13 @@ class KeptMatrices:
 
     def write_later(self, delay: float | None = None) -> None:
         """Write the deferred matrices once ``delay`` (:data:`WRITE_DELAY`) seconds pass
-        without another call (a daemon thread; :meth:`close` writes what is left)."""
+        without another deferred write of this index (:class:`hygraph.idle.WhenIdle`;
+        :meth:`close` writes what is left)."""
         delay = WRITE_DELAY if delay is None else delay
         with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
             if not self._pending and self._unmade is None:
-                self._timer = None
                 return
-            self._timer = threading.Timer(delay, self.write_pending)
-            self._timer.daemon = True
-            self._timer.start()
-        _UNWRITTEN.add(self)  # written at exit too, if the process ends first
+        self.later.later(_TASK, self.write_pending, delay)
 
     def make_later(self, make: Callable[[], Any], delay: float | None = None) -> None:
         """Run ``make`` (which makes matrices) deferred, and write what it made, once
@@ -149,11 +147,8 @@ class KeptMatrices:
                 tighten(self.path / MATRIX_DIR)
 
     def close(self) -> None:
-        """Write what is deferred, and stop the timer."""
-        with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
+        """Write what is deferred now."""
+        self.later.drop(_TASK)
         self.write_pending()
 
     def vector_stamp(self, collection: str) -> str | None:
@@ -325,17 +320,6 @@ class KeptMatrices:
                     self._pending.pop(name, None)  # this one is newer
                 _write_matrix(stem, full, found, matrix)
         return found, matrix
-
-
-#: Instances that deferred a write; what they still hold is written when the interpreter
-#: exits (a script that inserts and ends without closing the index, within the delay).
-_UNWRITTEN: weakref.WeakSet[KeptMatrices] = weakref.WeakSet()
-
-
-@atexit.register
-def _write_at_exit() -> None:
-    for kept in list(_UNWRITTEN):
-        kept.write_pending()
 
 
 def _copy_rows(matrix: np.ndarray, base: np.ndarray, old: np.ndarray, new: np.ndarray) -> None:

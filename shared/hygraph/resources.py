@@ -23,6 +23,7 @@ import numpy as np
 
 from hygraph.errors import IndexMismatchError
 from hygraph.graph.store import GraphStore
+from hygraph.idle import WhenIdle
 from hygraph.kept_matrices import KeptMatrices
 from hygraph.manifest import Manifest
 from hygraph.models.base import LLM, Embedder, Message
@@ -100,8 +101,10 @@ class Resources:
         self.retrieval_timeout = retrieval_timeout
         #: The whole-collection matrices kept beside the index (:mod:`hygraph.kept_matrices`).
         # (read through this object at each call, so that a replaced reader is the one used)
+        #: Files written once writes pause (:mod:`hygraph.idle`): the matrices, BM25's.
+        self.later = WhenIdle()
         self.matrices = KeptMatrices(
-            path, store, vectors, lambda *a, **k: self.vector_matrix(*a, **k)
+            path, store, vectors, lambda *a, **k: self.vector_matrix(*a, **k), self.later
         )
         self._extractor: Any = None
 
