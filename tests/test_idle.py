@@ -2,7 +2,8 @@
 
 Unit tests of :class:`~hygraph.idle.WhenIdle` with plain callables, then the BM25
 postings through the public API: a burst of one-document inserts saves them once, and a
-new process reads what was saved. Corpus: ``tests/data/musique_slice`` paragraphs, the
+new process reads what was saved (that a pause saves them, owner-only, is in
+``test_kept_deferred.py`` with the matrices). Corpus: ``tests/data/musique_slice`` paragraphs, the
 word-hashing embedder (``doubles.WordEmbedder``), offline extractor.
 """
 
@@ -134,24 +135,3 @@ def test_a_burst_of_inserts_saves_the_bm25_postings_once(tmp_path, monkeypatch):
 
 def _no_tokenizing(*args, **kwargs):
     raise AssertionError("tokenized the chunks again")
-
-
-def test_the_postings_are_saved_once_inserts_pause(tmp_path, monkeypatch):
-    monkeypatch.setattr(bm25, "SAVE_DELAY", 0.05)
-    docs = _docs(12)
-    path = tmp_path / "ix"
-    embedder = WordEmbedder(dim=64)
-    with GraphIndex(path, embedder=embedder, progress=False) as index:
-        index.insert(docs[:11])
-        index.insert([docs[11]])
-        chunks = index.store.chunk_count()
-        meta = path / "bm25" / "hygraph.json"
-
-        def saved() -> bool:
-            try:
-                return len(json.loads((path / "bm25" / "chunk_ids.json").read_text())) == chunks
-            except (OSError, ValueError):
-                return False
-
-        assert _wait_for(saved)
-        assert meta.stat().st_mode & 0o077 == 0  # the owner's alone, as an insert's files

@@ -21,6 +21,7 @@ from hygraph import kept_matrices
 from hygraph.index import GraphIndex
 from hygraph.ingest.documents import Document
 from hygraph.kept_matrices import MATRIX_DIR
+from hygraph.layers import bm25
 
 SLICE = Path(__file__).parent / "data" / "musique_slice"
 QUESTION = "Who was the first president of the association which published the journal?"
@@ -104,6 +105,7 @@ def permissive_umask():
 @pytest.mark.usefixtures("permissive_umask")
 def test_the_matrices_are_written_once_inserts_pause(tmp_path, writes, monkeypatch):
     monkeypatch.setattr(kept_matrices, "WRITE_DELAY", 0.05)
+    monkeypatch.setattr(bm25, "SAVE_DELAY", 0.05)  # the BM25 postings wait the same way
     docs = _docs(30)
     path = tmp_path / "ix"
     embedder = WordEmbedder(dim=64)
@@ -116,8 +118,10 @@ def test_the_matrices_are_written_once_inserts_pause(tmp_path, writes, monkeypat
         while _keys(path) == built and time.monotonic() < deadline:
             time.sleep(0.05)
         assert sorted(writes) == ["chunks", "facts"]
-        for file in (path / MATRIX_DIR).iterdir():  # the owner's alone, as an insert's files
-            assert file.stat().st_mode & 0o077 == 0, file
+        saved = json.loads((path / "bm25" / "chunk_ids.json").read_text())
+        assert len(saved) == index.store.chunk_count()  # saved in the same pause
+        for file in [*(path / MATRIX_DIR).iterdir(), *(path / "bm25").iterdir()]:
+            assert file.stat().st_mode & 0o077 == 0, file  # the owner's alone, as an insert's
         # the files written are what a new process reads: the same rows as this one holds
         with GraphIndex.open(path, embedder=embedder, progress=False) as other:
             monkeypatch.setattr(other.resources, "vector_matrix", _no_reading)
