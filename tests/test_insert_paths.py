@@ -114,12 +114,16 @@ def test_synonyms_read_every_vector_again_after_another_connection_commits(tmp_p
         index.insert([docs[8]])
         index.insert([docs[9]])
         assert len(reads) == 1  # kept between inserts
+        layer = index.resources.layers["synonyms"]
+        kept, fresh = layer._kept.keys, full(layer, index.resources)
+        assert kept.ids == fresh.ids  # the refreshed rows are what a full read gives
+        np.testing.assert_array_equal(kept.vectors, fresh.vectors)  # unit rows, same bits
+        assert kept.digests == fresh.digests and kept.numbers == fresh.numbers
         other = GraphStore(tmp_path / "i" / "graph.sqlite")
         other.set_meta("touched", "yes")  # another connection commits
         other.close()
         index.insert([docs[10]])
         assert len(reads) == 2
-        layer = index.resources.layers["synonyms"]
         fresh = full(layer, index.resources)
         assert layer._kept.keys.ids == fresh.ids
         np.testing.assert_array_equal(layer._kept.keys.vectors, fresh.vectors)

@@ -45,7 +45,7 @@ import hashlib
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hygraph.graph.kinds import EdgeKind, NodeKind
@@ -73,17 +73,28 @@ class SynonymsConfig(LayerConfig):
 
 @dataclass
 class EntityMatrix:
-    """Every usable entity: ids (sorted), their stored vectors (rows) and the numbers in
-    their names."""
+    """Every usable entity: ids (sorted), their stored vectors scaled to unit length
+    (rows, as :func:`~hygraph.graph.algorithms.similar.similar_pairs` compares them), a
+    digest of each stored vector, and the numbers in their names.
+
+    The rows are kept unit-length so that an insert scales only its new rows: scaling the
+    whole matrix again at every insert took 6 of its 19 ms of synonym matching at 5,897
+    chunks (``benchmarks/results/insert-at-scale-20k.md``, last section)."""
 
     ids: list[str]
     vectors: Any
     numbers: dict[str, frozenset[str]]
+    digests: dict[str, str] = field(default_factory=dict)
 
     def row(self, entity_id: str) -> int | None:
         """The row of ``entity_id``, or None when it is not a usable entity."""
         at = bisect_left(self.ids, entity_id)
         return at if at < len(self.ids) and self.ids[at] == entity_id else None
+
+
+def _vector_digest(vector: Any) -> str:
+    """A digest of a stored (float32) vector: what an entity was matched with."""
+    return hashlib.blake2b(vector.tobytes(), digest_size=8).hexdigest()
 
 
 @dataclass
@@ -102,11 +113,8 @@ class _Kept:
 
 
 def _digest(keys: EntityMatrix, entity_id: str) -> str | None:
-    """A digest of the entity's vector in ``keys`` (None: not a usable entity)."""
-    row = keys.row(entity_id)
-    if row is None:
-        return None
-    return hashlib.blake2b(keys.vectors[row].tobytes(), digest_size=8).hexdigest()
+    """A digest of the entity's stored vector (None: not a usable entity)."""
+    return keys.digests.get(entity_id)
 
 
 def name_numbers(name: str) -> frozenset[str]:
@@ -193,18 +201,26 @@ class Synonyms(Layer):
         """Every embedded entity with a long enough name, with its stored vector."""
         import numpy as np
 
+        from hygraph.graph.algorithms.similar import normalise_rows
+
         names = res.store.node_names(NodeKind.ENTITY)
         usable = sorted(i for i, name in names.items() if self._named(name))
         found = res.stored_vectors(ENTITY_COLLECTION, usable)
         ids = [i for i in usable if i in found]
         dim = int(res.manifest.dim or 0)
         matrix = np.vstack([found[i] for i in ids]) if ids else np.zeros((0, dim), np.float32)
-        return EntityMatrix(ids, matrix, {i: name_numbers(names[i]) for i in ids})
+        return EntityMatrix(
+            ids, normalise_rows(matrix), {i: name_numbers(names[i]) for i in ids},
+            {i: _vector_digest(found[i]) for i in ids},
+        )  # fmt: skip
 
     def _refreshed(self, res: Resources, keys: EntityMatrix, entity_ids: set[str]) -> EntityMatrix:
         """``keys`` (changed in place) with the rows of ``entity_ids`` read again (added,
-        replaced or dropped) as :meth:`_entity_vectors` reads them; rows stay in id order."""
+        replaced or dropped) as :meth:`_entity_vectors` reads them; rows stay in id order.
+        A row that stays is replaced where it is; only new rows move the matrix."""
         import numpy as np
+
+        from hygraph.graph.algorithms.similar import normalise_rows
 
         if not entity_ids:
             return keys
@@ -212,20 +228,33 @@ class Synonyms(Layer):
         usable = sorted(i for i, name in names.items() if self._named(name))
         found = res.stored_vectors(ENTITY_COLLECTION, usable)
         fresh = [i for i in usable if i in found]
-        old = sorted(r for r in map(keys.row, entity_ids) if r is not None)
-        if old:
-            keys.vectors = np.delete(keys.vectors, old, axis=0)
-            for r in reversed(old):
-                del keys.ids[r]
+        kept = {i: keys.row(i) for i in fresh}
+        gone = sorted(r for i in entity_ids - set(fresh) if (r := keys.row(i)) is not None)
         for i in entity_ids:
             keys.numbers.pop(i, None)
+            keys.digests.pop(i, None)
         if fresh:
-            at = [bisect_left(keys.ids, i) for i in fresh]  # positions among the kept rows
-            rows = np.vstack([found[i] for i in fresh]).astype(keys.vectors.dtype, copy=False)
-            keys.vectors = np.insert(keys.vectors, at, rows, axis=0)
-            for position, i in reversed(list(zip(at, fresh, strict=True))):
-                keys.ids.insert(position, i)  # the last first: earlier positions hold
+            unit = normalise_rows(np.vstack([found[i] for i in fresh]))
+            unit = unit.astype(keys.vectors.dtype, copy=False)
+            stay = [n for n, i in enumerate(fresh) if kept[i] is not None]
+            if stay:
+                keys.vectors[[kept[fresh[n]] for n in stay]] = unit[stay]
+            new = [n for n, i in enumerate(fresh) if kept[i] is None]
+            if new or gone:  # rows to remove, then new rows at their places among the rest
+                if gone:
+                    keys.vectors = np.delete(keys.vectors, gone, axis=0)
+                    for r in reversed(gone):
+                        del keys.ids[r]
+                at = [bisect_left(keys.ids, fresh[n]) for n in new]
+                keys.vectors = np.insert(keys.vectors, at, unit[new], axis=0)
+                for position, n in reversed(list(zip(at, new, strict=True))):
+                    keys.ids.insert(position, fresh[n])  # the last first: earlier ones hold
             keys.numbers.update((i, name_numbers(names[i])) for i in fresh)
+            keys.digests.update((i, _vector_digest(found[i])) for i in fresh)
+        elif gone:
+            keys.vectors = np.delete(keys.vectors, gone, axis=0)
+            for r in reversed(gone):
+                del keys.ids[r]
         return keys
 
     def _named(self, name: str) -> bool:
@@ -274,7 +303,7 @@ class Synonyms(Layer):
         pairs = similar_pairs(
             keys.vectors[rows], keys.vectors,
             threshold=self.config.synonym_threshold, cap=self.config.synonym_max,
-            skip=np.asarray(rows, dtype=np.int64),
+            skip=np.asarray(rows, dtype=np.int64), unit=True,
         )  # fmt: skip
         edges: dict[tuple[str, str], float] = {}
         for q, k, cosine in pairs:

@@ -29,6 +29,7 @@ def similar_pairs(
     cap: int,
     skip: np.ndarray | None = None,
     block: int = 1024,
+    unit: bool = False,
 ) -> list[tuple[int, int, float]]:
     """``(query row, key row, cosine)`` for every key at or above ``threshold``.
 
@@ -39,10 +40,15 @@ def similar_pairs(
             row first).
         skip: for each query row, a key row to leave out (its own entry), or -1.
         block: query rows per tile.
+        unit: the rows are unit-length already (:func:`normalise_rows`'s), as a caller
+            that keeps its keys between calls has them: not scaled again.
 
     Returns pairs grouped by query row, each group best first.
     """
-    q, k = normalise_rows(queries), normalise_rows(keys)
+    if unit:
+        q, k = np.asarray(queries, dtype=np.float32), np.asarray(keys, dtype=np.float32)
+    else:
+        q, k = normalise_rows(queries), normalise_rows(keys)
     if len(q) == 0 or len(k) == 0 or cap <= 0:
         return []
     import torch
