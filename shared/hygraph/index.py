@@ -708,13 +708,8 @@ class GraphIndex:
         walks = fresh == 0 or fresh >= REFRESH_SHARE * self.store.chunk_count()
         if changed or walks:
             steps = method_settings(self.method(name) for name in names)
-            kept = self.resources.matrices
-            if walks:
-                kept.made()
-                keep_query_matrices(self.resources, steps)
-                kept.write_later()  # what earlier small inserts left pending
-            else:  # a small insert's: made and written once inserts pause (or at close)
-                kept.make_later(partial(keep_query_matrices, self.resources, steps, walks=False))
+            make = partial(keep_query_matrices, self.resources, steps, walks=walks)
+            self.resources.matrices.keep(make, now=walks)  # a small insert's: once they pause
         return counts
 
     def layer(self, name: str, options: Any = None) -> Layer:

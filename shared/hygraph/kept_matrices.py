@@ -113,11 +113,17 @@ class KeptMatrices:
             self._unmade = make
         self.write_later(delay)
 
-    def made(self) -> None:
-        """The current matrices were just made (a bulk build): what :meth:`make_later`
-        left to make is not needed any more."""
+    def keep(self, make: Callable[[], Any], *, now: bool) -> None:
+        """Make the query matrices with ``make`` and write them: ``now`` (a build; what
+        earlier small inserts left to make is then not needed, and what they left to
+        write is written once writes pause), or later (:meth:`make_later`)."""
+        if not now:
+            self.make_later(make)
+            return
         with self._lock:
             self._unmade = None
+        make()
+        self.write_later()
 
     def write_pending(self) -> None:
         """Make what :meth:`make_later` left, and write every deferred matrix now (its
