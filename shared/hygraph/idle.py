@@ -10,7 +10,7 @@ process killed before then leaves the older files, which name what they were mad
 and are not read as current.
 
 One timer thread at a time: a task left while it waits moves the moment it fires instead
-of starting another thread (starting one took about a millisecond of every insert).
+of starting another thread at every insert.
 """
 
 from __future__ import annotations

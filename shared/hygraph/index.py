@@ -1007,7 +1007,6 @@ class GraphIndex:
             return
         self._closed = True
         self.resources.later.close()  # the deferred writes (matrices, BM25 postings)
-        self.resources.matrices.close()
         self.vectors.close()
         self.store.close()
         self._tighten()  # files a query wrote (matrices, cache entries) too

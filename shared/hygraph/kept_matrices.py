@@ -13,8 +13,9 @@ A small insert's matrices are neither made nor written at once (:meth:`KeptMatri
 make_later`): the next query in the process patches them in memory (as it would have
 after the insert), and they are made and written once no insert has come for
 :data:`WRITE_DELAY` seconds, when the index closes, or when the process exits. Making
-them took about 5 ms of a one-document insert's 65 ms at 200 documents (re-reading the
-facts' ids and copying their matrix), more as the index grows; a burst pays it once.
+them took 5 ms of a one-document insert's 65 ms at 200 documents (re-reading the facts'
+ids and copying their matrix; ``benchmarks/results/insert-parts-ddb1f11.json``), more as
+the index grows; a burst pays it once.
 The files only spare a later process reading every vector back; at MuSiQue's 26,000
 facts the facts' matrix and its half-precision copy are 60 MB, which every one-document
 insert rewrote (``benchmarks/results/insert-cost.md``). A burst of inserts now writes
@@ -96,8 +97,8 @@ class KeptMatrices:
 
     def write_later(self, delay: float | None = None) -> None:
         """Write the deferred matrices once ``delay`` (:data:`WRITE_DELAY`) seconds pass
-        without another deferred write of this index (:class:`hygraph.idle.WhenIdle`;
-        :meth:`close` writes what is left)."""
+        without another deferred write of this index (:class:`hygraph.idle.WhenIdle`,
+        whose close writes what is left)."""
         delay = WRITE_DELAY if delay is None else delay
         with self._lock:
             if not self._pending and self._unmade is None:
@@ -106,7 +107,7 @@ class KeptMatrices:
 
     def make_later(self, make: Callable[[], Any], delay: float | None = None) -> None:
         """Run ``make`` (which makes matrices) deferred, and write what it made, once
-        ``delay`` seconds pass without another call, at :meth:`close` or at exit, instead
+        ``delay`` seconds pass without another call, at the index's close or at exit, instead
         of now (:meth:`write_later`). A later call replaces an earlier one's ``make``: the
         matrices are made for the index as it is then."""
         with self._lock:
@@ -151,11 +152,6 @@ class KeptMatrices:
                 _write_matrix(stem, key, ids, matrix)
             if pending:
                 tighten(self.path / MATRIX_DIR)
-
-    def close(self) -> None:
-        """Write what is deferred now."""
-        self.later.drop(_TASK)
-        self.write_pending()
 
     def vector_stamp(self, collection: str) -> str | None:
         """A token that changes whenever ``collection`` is written, by any process.

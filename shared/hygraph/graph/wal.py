@@ -14,7 +14,7 @@ connection to close checkpoints what is left, as SQLite does.
 
 SQLite reuses the log file after a complete checkpoint instead of shrinking it, so its size
 alone says nothing once it has passed the mark: every commit after that started a
-checkpoint (about nine an insert into a 200-document index). The connection therefore
+checkpoint thread. The connection therefore
 truncates the log when it restarts it (``journal_size_limit``), and a log that could not be
 restarted (a reader still needs it) is checkpointed again only after another
 :data:`CHECKPOINT_BYTES` of commits.

@@ -148,9 +148,10 @@ class BM25Layer(Layer):
 
         The saved postings only spare another process tokenizing the chunks: it checks
         their fingerprint against the store's chunks and brings them up itself when they
-        are behind. Rewriting them whole cost every one-document insert a few
-        milliseconds at 200 documents, growing with the corpus; a burst writes the last
-        ones once (or, without an index to wait with, now)."""
+        are behind. Rewriting them whole cost a one-document insert 3.7 ms at 200
+        documents and 14–15 ms at 5,897 chunks (``benchmarks/results/insert-cost.md``
+        and ``insert-at-scale-20k.md``, last sections); a burst writes the last ones once
+        (or, without an index to wait with, now)."""
         folder = res.path / "bm25"
 
         def save() -> None:
@@ -161,7 +162,7 @@ class BM25Layer(Layer):
 
         later = getattr(res, "later", None)
         if later is None:
-            postings.save(folder, meta)
+            save()
         else:
             later.later(SAVE_TASK, save, SAVE_DELAY)
 

@@ -77,9 +77,9 @@ class EntityMatrix:
     (rows, as :func:`~hygraph.graph.algorithms.similar.similar_pairs` compares them), a
     digest of each stored vector, and the numbers in their names.
 
-    The rows are kept unit-length so that an insert scales only its new rows: scaling the
-    whole matrix again at every insert took 6 of its 19 ms of synonym matching at 5,897
-    chunks (``benchmarks/results/insert-at-scale-20k.md``, last section)."""
+    The rows are kept unit-length so that an insert scales only its new rows (with rows
+    that stay replaced where they are, synonym matching went from 17–20 to 5 ms an insert
+    at 5,897 chunks: ``benchmarks/results/insert-at-scale-20k.md``, last section)."""
 
     ids: list[str]
     vectors: Any
@@ -228,33 +228,30 @@ class Synonyms(Layer):
         usable = sorted(i for i, name in names.items() if self._named(name))
         found = res.stored_vectors(ENTITY_COLLECTION, usable)
         fresh = [i for i in usable if i in found]
-        kept = {i: keys.row(i) for i in fresh}
         gone = sorted(r for i in entity_ids - set(fresh) if (r := keys.row(i)) is not None)
-        for i in entity_ids:
-            keys.numbers.pop(i, None)
-            keys.digests.pop(i, None)
-        if fresh:
-            unit = normalise_rows(np.vstack([found[i] for i in fresh]))
-            unit = unit.astype(keys.vectors.dtype, copy=False)
-            stay = [n for n, i in enumerate(fresh) if kept[i] is not None]
-            if stay:
-                keys.vectors[[kept[fresh[n]] for n in stay]] = unit[stay]
-            new = [n for n, i in enumerate(fresh) if kept[i] is None]
-            if new or gone:  # rows to remove, then new rows at their places among the rest
-                if gone:
-                    keys.vectors = np.delete(keys.vectors, gone, axis=0)
-                    for r in reversed(gone):
-                        del keys.ids[r]
-                at = [bisect_left(keys.ids, fresh[n]) for n in new]
-                keys.vectors = np.insert(keys.vectors, at, unit[new], axis=0)
-                for position, n in reversed(list(zip(at, new, strict=True))):
-                    keys.ids.insert(position, fresh[n])  # the last first: earlier ones hold
-            keys.numbers.update((i, name_numbers(names[i])) for i in fresh)
-            keys.digests.update((i, _vector_digest(found[i])) for i in fresh)
-        elif gone:
+        if gone:
             keys.vectors = np.delete(keys.vectors, gone, axis=0)
             for r in reversed(gone):
                 del keys.ids[r]
+        for i in entity_ids:
+            keys.numbers.pop(i, None)
+            keys.digests.pop(i, None)
+        if not fresh:
+            return keys
+        unit = normalise_rows(np.vstack([found[i] for i in fresh]))
+        unit = unit.astype(keys.vectors.dtype, copy=False)
+        rows = [keys.row(i) for i in fresh]
+        stay = [n for n, r in enumerate(rows) if r is not None]
+        if stay:
+            keys.vectors[[rows[n] for n in stay]] = unit[stay]
+        new = [n for n, r in enumerate(rows) if r is None]
+        if new:  # at their places among the rows kept
+            at = [bisect_left(keys.ids, fresh[n]) for n in new]
+            keys.vectors = np.insert(keys.vectors, at, unit[new], axis=0)
+            for position, n in reversed(list(zip(at, new, strict=True))):
+                keys.ids.insert(position, fresh[n])  # the last first: earlier ones hold
+        keys.numbers.update((i, name_numbers(names[i])) for i in fresh)
+        keys.digests.update((i, _vector_digest(found[i])) for i in fresh)
         return keys
 
     def _named(self, name: str) -> bool:
