@@ -61,9 +61,9 @@ def wrap_parts() -> None:
 
     shipped_pass = mean_pooled._packed_pass
 
-    def counted(bert: Any, batch: list[list[int]], pieces: list[Any], device: Any) -> Any:
+    def counted(bert: Any, batch: list[list[int]], pieces: list[Any], *rest: Any) -> Any:
         PIECES["encoder"] += sum(len(pieces[i][0]) for row in batch for i in row)
-        return shipped_pass(bert, batch, pieces, device)
+        return shipped_pass(bert, batch, pieces, *rest)
 
     mean_pooled._packed_pass = counted  # type: ignore[assignment]
     _timed(mean_pooled, "_packed_pass", "encoder pass")

@@ -26,7 +26,7 @@ from hygraph.graph.store import GraphStore
 from hygraph.idle import WhenIdle
 from hygraph.kept_matrices import KeptMatrices
 from hygraph.manifest import Manifest
-from hygraph.models.base import LLM, Embedder, Message
+from hygraph.models.base import LLM, Embedder, Message, Region
 from hygraph.models.cache import DiskCache
 from hygraph.progress import progress_bar
 from hygraph.retrieval.evidence import Evidence
@@ -310,6 +310,33 @@ class Resources:
         ]
         row = {text: i for i, text in enumerate(distinct)}
         return np.vstack(parts)[[row[text] for text in texts]]
+
+    def pools_spans(self) -> bool:
+        """Whether the embedder pools spans of a text from its pass over the text
+        (the bundled encoder on PyTorch): ``fact_vector="passage"`` needs it."""
+        pools = getattr(self.embedder, "pools_spans", None)
+        return bool(pools and pools())
+
+    def embed_passages(self, texts: Sequence[str], spans: Sequence[Sequence[Region]]) -> np.ndarray:
+        """The vectors of ``texts``, from a pass that also pools (and caches) their
+        ``spans`` where the embedder can (:meth:`pools_spans`)."""
+        pool = getattr(self.embedder, "embed_spans", None)
+        result = pool(texts, spans) if pool is not None and any(spans) else None
+        if result is None:
+            return np.asarray(self.embedder.embed(list(texts)), np.float32)
+        return np.asarray(result[0], np.float32)
+
+    def span_vectors(
+        self, texts: Sequence[str], spans: Sequence[Sequence[Region]]
+    ) -> list[np.ndarray] | None:
+        """Per text, the unit vectors of its ``spans`` (held, cached, or pooled from a new
+        pass over the text; a zero row where the window cut a span off), or None where
+        the embedder cannot pool spans."""
+        pool = getattr(self.embedder, "embed_spans", None)
+        if pool is None or not texts:
+            return None
+        result = pool(texts, spans, vectors=False)
+        return None if result is None else result[1]
 
     def write_vectors(
         self,

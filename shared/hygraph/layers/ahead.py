@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hygraph.layers.base import Layer
+from hygraph.models.base import Region
 
 if TYPE_CHECKING:
     from hygraph.resources import Resources
@@ -38,6 +39,7 @@ def embed_ahead(res: Resources, layers: Sequence[Layer], done: set[str]) -> int:
     if hold is None:
         return 0
     texts: list[str] = []
+    spans: dict[str, list[Region]] = {}  # text → the regions its pass pools
     for layer in layers:
         if not plans(layer) or not set(layer.requires) <= done:
             continue
@@ -46,13 +48,20 @@ def embed_ahead(res: Resources, layers: Sequence[Layer], done: set[str]) -> int:
             return 0
         if pending:
             texts += layer.planned_texts(res, pending)
+            planned_spans = getattr(layer, "planned_spans", None)
+            if planned_spans is not None:
+                spans.update(planned_spans(res, pending))
         if len(texts) > AHEAD_TEXTS:
             return 0
     texts = list(dict.fromkeys(texts))
     if len(texts) < 2:
         return 0
     with res.tracker.stage("embed"):
-        hold(texts)
+        hold_spans = getattr(res.embedder, "hold_spans", None)
+        if spans and hold_spans is not None:
+            hold_spans(texts, [spans.get(t, []) for t in texts])  # one pass for all
+        else:
+            hold(texts)
     return len(texts)
 
 

@@ -14,7 +14,10 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from hygraph.layers.base import Layer, in_batches, register_layer
+from hygraph.layers.fact_spans import chunk_spans
 from hygraph.resources import CHUNK_COLLECTION, EMBED_BATCH
 from hygraph.retrieval.records import simple_metadata
 
@@ -127,7 +130,7 @@ class ChunkVectors(Layer):
             chunks = res.store.get_chunks(batch)
             texts = res.chunk_texts(batch)
             self._warn_if_too_long(res, [texts[c] for c in batch])
-            vectors = res.embedder.embed([texts[c] for c in batch])
+            vectors = self._embed(res, batch, [texts[c] for c in batch])
             if stock:
                 wanted = {chunks[c].doc_id for c in batch} - set(documents)
                 for doc_id, meta in res.store.document_metadata(wanted).items():
@@ -145,6 +148,26 @@ class ChunkVectors(Layer):
 
     def planned_texts(self, res: Resources, chunk_ids: Sequence[str]) -> list[str]:
         return list(res.chunk_texts(chunk_ids).values())
+
+    def planned_spans(self, res: Resources, chunk_ids: Sequence[str]) -> dict[str, list[Any]]:
+        """Chunk text → the fact regions its pass pools (:mod:`hygraph.layers.fact_spans`)."""
+        if not res.pools_spans():
+            return {}
+        spans = chunk_spans(res, chunk_ids)
+        texts = res.chunk_texts(spans)
+        return {texts[c]: s for c, s in spans.items() if c in texts}
+
+    def _embed(self, res: Resources, batch: Sequence[str], texts: list[str]) -> np.ndarray:
+        """The vectors of the chunks ``batch`` (``texts``); where the embedder can, the same
+        pass pools the regions of the worded facts first stated in them and keeps them in
+        the embedding cache for ``fact-vectors`` (``fact_vector="passage"``), so that
+        those facts need no encoder pass of their own."""
+        if res.pools_spans():
+            with res.tracker.stage("fact-spans"):
+                spans = chunk_spans(res, batch)
+            if spans:
+                return res.embed_passages(texts, [spans.get(c, []) for c in batch])
+        return np.asarray(res.embedder.embed(texts), np.float32)
 
     def _warn_if_too_long(self, res: Resources, texts: list[str]) -> None:
         """Warn once per index when a chunk (with its title line) exceeds the embedder's window.

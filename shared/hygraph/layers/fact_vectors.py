@@ -32,6 +32,15 @@ free). That sum is close to the embedded ``"A related to B"`` (cosine 0.84 on Mu
 and the walk recalls as much from it (``benchmarks/results/fact-cooccurrence.md``).
 ``"text"`` (this layer's default, what an index saved before the option did, and what
 ``hipporag2`` asks for) embeds them as any other fact.
+
+Ours: a worded fact can be left unembedded too (``fact_vector="passage"``, what
+``hybrid-ppr`` asks for): its vector is pooled from the encoder's outputs over the words
+of the passage that first states it, taken from the pass ``chunks`` makes over that
+passage and kept in the embedding cache (:mod:`hygraph.layers.fact_spans`). The facts
+then cost the default's build no encoder pass (on MuSiQue its layers went from 1.3–1.6×
+the chunk embedding to below it, ``benchmarks/results/fact-passage.md``). A fact named
+nowhere in its passage, or an embedder that cannot pool spans (an endpoint, the ONNX
+runtime), falls back to the triple.
 """
 
 from __future__ import annotations
@@ -39,12 +48,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from hygraph.errors import ConfigError
+from hygraph.errors import ConfigError, HygraphError
+from hygraph.graph.kinds import EdgeKind
 from hygraph.layers.base import LayerConfig, register_layer
+from hygraph.layers.fact_spans import Span, passage_spans
 from hygraph.layers.relation_vectors import RelationVectors
 
 if TYPE_CHECKING:
@@ -84,9 +95,13 @@ def text_digest(text: str) -> str:
 #: Labels that carry no words: a fact with one of them states only that its entities met.
 COOCCURRENCE_LABELS = ("", "related to")
 COOCCURRENCE_MODES = ("names", "text")
+#: How a worded fact gets its vector: its triple embedded, or pooled from its passage.
+FACT_VECTOR_MODES = ("triple", "passage")
 #: Prefixed to a composed fact's text before its digest: a composed vector and an
 #: embedded one of the same text are different vectors.
 _COMPOSED = "names\x1f"
+#: Begins the stand-in text of a fact pooled from its passage (its digest's source).
+_PASSAGE = "passage\x1f"
 
 
 @dataclass
@@ -96,15 +111,27 @@ class FactVectorsConfig(LayerConfig):
     # as every other fact). The default here is what an index saved before the option
     # existed did, and what the methods ask for.
     fact_cooccurrence: str = "text"
+    # How a worded fact gets its vector: "triple" (HippoRAG 2: "source label target"
+    # embedded) | "passage" (ours: pooled from the pass over the passage that first
+    # states it, hygraph.layers.fact_spans; the triple where no span is found or the
+    # embedder cannot pool). The default is what an index saved before the option did.
+    fact_vector: str = "triple"
 
     def __post_init__(self) -> None:
         check_cooccurrence(self.fact_cooccurrence)
+        check_fact_vector(self.fact_vector)
 
 
 def check_cooccurrence(mode: str) -> None:
     """Raise ConfigError unless ``mode`` is one of :data:`COOCCURRENCE_MODES`."""
     if mode not in COOCCURRENCE_MODES:
         raise ConfigError(f"fact_cooccurrence must be one of {', '.join(COOCCURRENCE_MODES)}")
+
+
+def check_fact_vector(mode: str) -> None:
+    """Raise ConfigError unless ``mode`` is one of :data:`FACT_VECTOR_MODES`."""
+    if mode not in FACT_VECTOR_MODES:
+        raise ConfigError(f"fact_vector must be one of {', '.join(FACT_VECTOR_MODES)}")
 
 
 def cooccurrence(edge: Edge) -> bool:
@@ -143,26 +170,35 @@ class FactVectors(RelationVectors):
 
     def embed(self, res: Resources, keys: Sequence[tuple[str, str, str]]) -> None:
         """Embed the facts ``keys`` as they are now; co-occurrence facts composed from
-        their entities' names (``fact_cooccurrence="names"``)."""
-        texts, composed = self._split(res, keys)
-        self.store_texts(res, texts, composed)
+        their entities' names (``fact_cooccurrence="names"``), worded ones pooled from
+        their passage (``fact_vector="passage"``)."""
+        texts, composed, passages = self._split(res, keys)
+        self.store_texts(res, texts, composed, passages)
 
     def planned_texts(self, res: Resources, chunk_ids: Sequence[str]) -> list[str]:
-        texts, composed = self._split(res, self.keys(res, chunk_ids))
+        texts, composed, passages = self._split(res, self.keys(res, chunk_ids))
         todo = self.todo(res, texts, composed)
         names = {n: None for i in todo if i in composed for n in composed[i]}
-        return [t for i, t in todo.items() if i not in composed] + list(names)
+        return [t for i, t in todo.items() if i not in composed and i not in passages] + list(names)
 
     def _split(
         self, res: Resources, keys: Sequence[tuple[str, str, str]]
-    ) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
-        """Fact id → text for the edges ``keys`` that exist, and of those the facts whose
-        vector is composed: id → their entities' display names."""
+    ) -> tuple[dict[str, str], dict[str, tuple[str, str]], dict[str, Span]]:
+        """Fact id → text for the edges ``keys`` that exist; of those the facts whose
+        vector is composed (id → their entities' display names) and those pooled from
+        their passage (id → span; their text is a stand-in naming the span)."""
         named = self.named_edges(res, keys)
         texts = {rid: self.text(edge, *names) for rid, edge, names in named}
-        if self.config.fact_cooccurrence != "names":
-            return texts, {}
-        return texts, {rid: names for rid, edge, names in named if cooccurrence(edge)}
+        composed: dict[str, tuple[str, str]] = {}
+        if self.config.fact_cooccurrence == "names":
+            composed = {rid: names for rid, edge, names in named if cooccurrence(edge)}
+        passages: dict[str, Span] = {}
+        if self.config.fact_vector == "passage" and res.pools_spans():
+            worded = [(rid, edge) for rid, edge, _ in named if not cooccurrence(edge)]
+            passages = passage_spans(res, worded)
+            texts.update((rid, f"{_PASSAGE}{chunk}\x1f{list(map(list, region))}")
+                         for rid, (chunk, region) in passages.items())  # fmt: skip
+        return texts, composed, passages
 
     def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
         try:
@@ -193,15 +229,20 @@ class FactVectors(RelationVectors):
         res: Resources,
         texts: dict[str, str],
         composed: dict[str, tuple[str, str]] | None = None,
+        passages: dict[str, Span] | None = None,
     ) -> None:
         """Embed the facts whose text is not the one their stored vector was embedded from
-        (``composed``: those whose vector is the unit sum of these two names' vectors)."""
-        composed = composed or {}
+        (``composed``: those whose vector is the unit sum of these two names' vectors;
+        ``passages``: those pooled from a span of a passage)."""
+        composed, passages = composed or {}, passages or {}
         known = self._known(res)
         todo = self.todo(res, texts, composed)
         if not todo:
             return
-        worded = {i: t for i, t in todo.items() if i not in composed}
+        pooled = {i: passages[i] for i in todo if i in passages}
+        if pooled:
+            self._store_pooled(res, pooled)
+        worded = {i: t for i, t in todo.items() if i not in composed and i not in passages}
         if worded:  # each distinct text embedded once (upsert_vectors)
             super().store_texts(res, worded)
         pairs = {i: composed[i] for i in todo if i in composed}
@@ -226,6 +267,39 @@ class FactVectors(RelationVectors):
         known = self._known(res)
         composed = composed or {}
         return {i: t for i, t in texts.items() if known.get(i) != _digest(t, i in composed)}
+
+    def _store_pooled(self, res: Resources, spans: dict[str, Span]) -> None:
+        """Store each fact's vector pooled from its passage region: the chunks layer's pass
+        kept them in the embedding cache; a chunk embedded without them (another
+        embedder setting, a cache emptied since) is passed through the encoder again.
+        A region the encoder's window cut off leaves its fact to its triple."""
+        wanted: dict[str, list[Any]] = {}  # chunk → its regions, each once
+        for chunk, region in spans.values():
+            regions = wanted.setdefault(chunk, [])
+            if region not in regions:
+                regions.append(region)
+        chunks = list(wanted)
+        texts = res.chunk_texts(chunks)
+        pooled = res.span_vectors([texts[c] for c in chunks], [wanted[c] for c in chunks])
+        if pooled is None:
+            raise HygraphError("the embedder stopped pooling spans while a build used them")
+        row = {(c, region): pooled[n][k] for n, c in enumerate(chunks)
+               for k, region in enumerate(wanted[c])}  # fmt: skip
+        ids = [i for i, s in spans.items() if row[s].any()]
+        if ids:
+            vectors = np.vstack([row[spans[i]] for i in ids])
+            res.write_vectors(self.collection, ids, vectors, [{"kind": "relation"} for _ in ids])
+            res.store.mark_done(self.ids_task, ids)
+        kept = set(ids)
+        cut = [i for i in spans if i not in kept]
+        if cut:
+            self._store_triples(res, cut)
+
+    def _store_triples(self, res: Resources, ids: Sequence[str]) -> None:
+        """Embed the facts ``ids`` as their triples (whatever their stand-in text)."""
+        keys = [(*i.split("|", 1), EdgeKind.RELATION) for i in ids]
+        triples = {rid: self.text(edge, *names) for rid, edge, names in self.named_edges(res, keys)}
+        super().store_texts(res, triples)
 
     def _store_composed(self, res: Resources, pairs: dict[str, tuple[str, str]]) -> None:
         """Store each fact's vector as the unit sum of its two entities' name vectors, each

@@ -11,7 +11,7 @@ so a delete can drop the vectors of relations that left the graph.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hygraph.graph.kinds import EdgeKind
 from hygraph.layers.base import Layer, in_batches, register_layer
@@ -42,13 +42,18 @@ def relation_text(src_name: str, label: str, dst_name: str, descriptions: Iterab
     return f"{head}: {body}" if body else head
 
 
-def named_relations(res: Resources, chunk_ids: Sequence[str]) -> list[tuple[str, str, str]]:
-    """Keys of the relation edges that the extractions of ``chunk_ids`` name."""
+def named_relations(
+    res: Resources, chunk_ids: Sequence[str], extractions: dict[str, Any] | None = None
+) -> list[tuple[str, str, str]]:
+    """Keys of the relation edges that the extractions of ``chunk_ids`` name
+    (``extractions``: those extractions, where the caller read them)."""
     from hygraph.graph.entity_graph import entity_node_id
 
+    if extractions is None:
+        extractions = res.store.get_extractions(chunk_ids)
     keys = {
         (entity_node_id(r.source_key), entity_node_id(r.target_key), EdgeKind.RELATION)
-        for ex in res.store.get_extractions(chunk_ids).values()
+        for ex in extractions.values()
         for r in ex.relations
         if r.source_key and r.target_key
     }

@@ -15,6 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": "..."}
+#: Part of a text to pool a vector from: one or more ``(start, end)`` character ranges.
+Region = tuple[tuple[int, int], ...]
 
 
 @runtime_checkable

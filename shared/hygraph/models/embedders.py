@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from hygraph.errors import ConfigError, ModelError
-from hygraph.models.base import Embedder
+from hygraph.models.base import Embedder, Region
 from hygraph.models.cache import DiskCache, cache_key
 from hygraph.models.mean_pooled import encode_batches
 from hygraph.secrets import register_secret
@@ -156,6 +156,41 @@ class SentenceTransformerEmbedder:
                 show_progress_bar=False,
             )
         return _normalise(vectors)
+
+    def pools_spans(self) -> bool:
+        """Whether :meth:`embed_spans` can pool spans (else it returns None)."""
+        from hygraph.models import mean_pooled as mp
+
+        if self._onnx_encoder() is not None:
+            return False
+        try:
+            return mp.packs(mp.supported_bert(self._load()))
+        except mp.UnsupportedModel:
+            return False
+
+    def embed_spans(
+        self, texts: Sequence[str], spans: Sequence[Sequence[Region]]
+    ) -> tuple[np.ndarray, list[np.ndarray]] | None:
+        """The unit vectors of ``texts`` and, from the same pass, of each text's ``spans``
+        (per text, its regions: the mean of its outputs over the word pieces a region
+        covers; a zero row where the window cut them off), or None where this model runs
+        another way (the ONNX runtime, a model that is not a mean-pooled BERT with SDPA
+        attention)."""
+        from hygraph.models import mean_pooled as mp
+
+        if not texts or self._onnx_encoder() is not None:
+            return None
+        model = self._load()
+        try:
+            bert = mp.supported_bert(model)
+        except mp.UnsupportedModel:
+            return None
+        if not mp.packs(bert):
+            return None
+        with self._autocast(self._bf16(self.precision)):
+            texts = [str(t) for t in texts]
+            vectors, pooled = mp.encode_packed(model, texts, self.dim, bert, spans)
+        return _normalise(vectors), [_normalise(p) if len(p) else p for p in pooled]
 
     def _own_encoder(self) -> Any:
         """The model's own forward pass (:mod:`hygraph.models.mean_pooled`) as a function of
@@ -391,6 +426,76 @@ class CachedEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, "doc")
+
+    def pools_spans(self) -> bool:
+        """Whether the inner embedder pools spans (:meth:`embed_spans`)."""
+        pools = getattr(self.inner, "pools_spans", None)
+        return bool(pools and pools())
+
+    def _span_key(self, text: str, region: Region) -> str:
+        return cache_key("emb", self.name, "span", text, [list(r) for r in region])
+
+    def embed_spans(
+        self,
+        texts: Sequence[str],
+        spans: Sequence[Sequence[Region]],
+        *,
+        vectors: bool = True,
+    ) -> tuple[np.ndarray | None, list[np.ndarray]] | None:
+        """:meth:`embed` of ``texts`` plus the pooled vectors of their ``spans`` (see
+        ``SentenceTransformerEmbedder.embed_spans``), all kept in the cache; None where
+        the inner embedder cannot pool spans. What is held or cached is not embedded
+        again; every text missing its vector or a span's goes through one pass
+        (``vectors=False``: only the spans are wanted, the first item is None)."""
+        inner = getattr(self.inner, "embed_spans", None)
+        if inner is None:
+            return None
+        texts = [str(t) for t in texts]
+        text_keys = [self._key(t, "doc") for t in texts]
+        span_keys = [[self._span_key(t, s) for s in ss] for t, ss in zip(texts, spans, strict=True)]
+        keys = [*(text_keys if vectors else ()), *(k for ks in span_keys for k in ks)]
+        found = {k: v for k in keys if (v := self._held.get(k)) is not None}
+        if self.cache is not None and len(found) < len(keys):
+            found.update(self._usable(self.cache.get_many([k for k in keys if k not in found])))
+        redo = [i for i, (tk, ks) in enumerate(zip(text_keys, span_keys, strict=True))
+                if (vectors and tk not in found) or any(k not in found for k in ks)]  # fmt: skip
+        if redo:
+            result = inner([texts[i] for i in redo], [spans[i] for i in redo])
+            if result is None:
+                return None
+            computed: dict[str, np.ndarray] = {}
+            for n, i in enumerate(redo):
+                computed[text_keys[i]] = np.asarray(result[0][n], np.float32)
+                for key, row in zip(span_keys[i], result[1][n], strict=True):
+                    if row.any():  # a span cut off by the window has no vector
+                        computed[key] = np.asarray(row, np.float32)
+            if self.cache is not None:
+                self.cache.set_many((k, v.tobytes()) for k, v in computed.items())
+            found.update(computed)
+        if self.tracker is not None:
+            self.tracker.record_embeddings(len(redo), len(texts) - len(redo))
+        dim = int(self.expected_dim or self.dim)
+        zero = np.zeros(dim, np.float32)
+        rows = None
+        if vectors:
+            rows = np.vstack([found[k] for k in text_keys] or [np.zeros((0, dim), np.float32)])
+        pooled = [np.vstack([found.get(k, zero) for k in ks]) if ks
+                  else np.zeros((0, dim), np.float32) for ks in span_keys]  # fmt: skip
+        return rows, pooled
+
+    def hold_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Region]]) -> None:
+        """:meth:`hold` for texts with spans to pool (:meth:`embed_spans`): their vectors
+        and their spans' are kept until :meth:`release`."""
+        result = self.embed_spans(texts, spans) if texts else None
+        if result is None:
+            self.hold(texts)
+            return
+        vectors, pooled = result
+        for text, ss, vector, rows in zip(texts, spans, vectors, pooled, strict=True):
+            self._held[self._key(str(text), "doc")] = vector
+            for span, row in zip(ss, rows, strict=True):
+                if row.any():
+                    self._held[self._span_key(str(text), span)] = row
 
     def hold(self, texts: Sequence[str]) -> None:
         """Embed ``texts`` now, in one call, and keep their vectors until :meth:`release`.

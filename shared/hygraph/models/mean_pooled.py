@@ -95,7 +95,13 @@ def packs(bert: Any) -> bool:
     return getattr(bert.config, "_attn_implementation", None) == "sdpa"
 
 
-def encode_packed(model: Any, texts: Sequence[str], dim: int, bert: Any) -> np.ndarray:
+def encode_packed(
+    model: Any,
+    texts: Sequence[str],
+    dim: int,
+    bert: Any,
+    spans: Sequence[Sequence[Sequence[tuple[int, int]]]] | None = None,
+) -> Any:
     """Mean-pooled (not normalised) vectors of ``texts``, several texts to a row.
 
     A padded batch spends the encoder's work on padding: an insert's ~16 facts of 6–22
@@ -107,6 +113,11 @@ def encode_packed(model: Any, texts: Sequence[str], dim: int, bert: Any) -> np.n
     vectors are the padded batches' to float rounding (least cosine 0.9999998 on MuSiQue
     passages, facts and names; ``tests/test_embedder_forward.py``); an insert's ~16 facts
     embed in 0.5–0.9 of the time, bulk passages and facts about 1.4× faster.
+
+    With ``spans`` (per text, its regions: each a few ``(start, end)`` character ranges),
+    it returns the pair ``(vectors, pooled)``: ``pooled[i]`` holds, row by row, the mean
+    of text ``i``'s outputs over the word pieces each region covers, from the same pass
+    (a region whose pieces were cut off by the model's window is a row of zeros).
     """
     import torch
 
@@ -117,11 +128,44 @@ def encode_packed(model: Any, texts: Sequence[str], dim: int, bert: Any) -> np.n
         ids, mask = features["input_ids"], features["attention_mask"].bool()
         types = features.get("token_type_ids", torch.zeros_like(ids))
         pieces += [(ids[i][mask[i]], types[i][mask[i]]) for i in range(len(ids))]
+    ranges = _token_ranges(model, texts, spans, [len(p[0]) for p in pieces]) if spans else {}
+    pooled = [np.zeros((len(s), dim), dtype=np.float32) for s in spans or ()]
     rows = pack_rows([len(p[0]) for p in pieces], PACK_TOKENS)
     out = np.zeros((len(texts), dim), dtype=np.float32)
     for start in range(0, len(rows), PACK_ROWS):
         batch = rows[start : start + PACK_ROWS]
-        out[[i for row in batch for i in row]] = _packed_pass(bert, batch, pieces, device)
+        vectors, parts = _packed_pass(bert, batch, pieces, device, ranges)
+        out[[i for row in batch for i in row]] = vectors
+        for (i, k), vector in parts.items():
+            pooled[i][k] = vector
+    return (out, pooled) if spans is not None else out
+
+
+def _token_ranges(
+    model: Any,
+    texts: Sequence[str],
+    spans: Sequence[Sequence[Sequence[tuple[int, int]]]],
+    lengths: Sequence[int],
+) -> dict[int, list[tuple[int, list[int]]]]:
+    """Text number → ``(region number, its word pieces)`` of each region with pieces in
+    the model's window, from the tokenizer's character offsets (the same word pieces as
+    ``model.preprocess``: a text whose count differs gets none)."""
+    wanted = [i for i, s in enumerate(spans) if s]
+    if not wanted:
+        return {}
+    encoded = model.tokenizer(
+        [texts[i] for i in wanted], return_offsets_mapping=True, truncation=True,
+        max_length=model.max_seq_length,
+    )  # fmt: skip
+    out: dict[int, list[tuple[int, list[int]]]] = {}
+    for i, offsets in zip(wanted, encoded["offset_mapping"], strict=True):
+        if len(offsets) != lengths[i]:
+            continue
+        for k, region in enumerate(spans[i]):
+            inside = [j for j, (a, b) in enumerate(offsets)
+                      if b > a and any(a < end and b > start for start, end in region)]  # fmt: skip
+            if inside:
+                out.setdefault(i, []).append((k, inside))
     return out
 
 
@@ -153,9 +197,16 @@ def pack_rows(lengths: Sequence[int], budget: int) -> list[list[int]]:
         count += 1
 
 
-def _packed_pass(bert: Any, batch: list[list[int]], pieces: list[Any], device: Any) -> np.ndarray:
+def _packed_pass(
+    bert: Any,
+    batch: list[list[int]],
+    pieces: list[Any],
+    device: Any,
+    ranges: dict[int, list[tuple[int, list[int]]]] | None = None,
+) -> tuple[np.ndarray, dict[tuple[int, int], np.ndarray]]:
     """One forward pass over the packed ``batch`` (rows of text numbers): the pooled vector
-    of each text, in the batch's order."""
+    of each text, in the batch's order, and ``(text, region number) → vector`` for the
+    texts' word pieces in ``ranges``."""
     import torch
 
     width = max(sum(len(pieces[i][0]) for i in row) for row in batch)
@@ -163,10 +214,12 @@ def _packed_pass(bert: Any, batch: list[list[int]], pieces: list[Any], device: A
     types, positions = torch.zeros_like(ids), torch.zeros_like(ids)
     owner = torch.full((len(batch), width), -1, dtype=torch.long)  # the text of each piece
     text = 0
+    starts: dict[int, tuple[int, int]] = {}  # text number → (row, its first piece's column)
     for r, row in enumerate(batch):
         at = 0
         for i in row:
             n = len(pieces[i][0])
+            starts[i] = (r, at)
             ids[r, at : at + n] = pieces[i][0]
             types[r, at : at + n] = pieces[i][1]
             positions[r, at : at + n] = torch.arange(n)
@@ -184,4 +237,10 @@ def _packed_pass(bert: Any, batch: list[list[int]], pieces: list[Any], device: A
         sums.index_add_(0, flat[real], hidden.reshape(-1, hidden.shape[-1])[real])
         counts = torch.bincount(flat[real], minlength=text).to(hidden.dtype)
         pooled = sums / counts[:, None]
-    return pooled.float().cpu().numpy()  # type: ignore[no-any-return]
+        parts = {
+            (i, k): hidden[starts[i][0], [starts[i][1] + j for j in pieces_of]].mean(0)
+            for i in starts
+            for k, pieces_of in (ranges or {}).get(i, ())
+        }
+    found = {key: v.float().cpu().numpy() for key, v in parts.items()}
+    return pooled.float().cpu().numpy(), found
