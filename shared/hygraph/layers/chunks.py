@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hygraph.layers.base import Layer, in_batches, register_layer
-from hygraph.layers.fact_spans import chunk_spans
+from hygraph.layers.fact_spans import chunk_spans, pools_regions
 from hygraph.resources import CHUNK_COLLECTION, EMBED_BATCH
 from hygraph.retrieval.records import simple_metadata
 
@@ -120,6 +120,7 @@ class ChunkVectors(Layer):
     collections = (CHUNK_COLLECTION,)
     task = f"vectors:{CHUNK_COLLECTION}"
     stage = "embed"
+    _spans_kept: tuple[Any, dict[str, list[Any]]] | None = None  # (key, regions by chunk)
 
     def insert(self, res: Resources, chunk_ids: Sequence[str]) -> None:
         dim = res.check_dim()
@@ -151,20 +152,28 @@ class ChunkVectors(Layer):
 
     def planned_spans(self, res: Resources, chunk_ids: Sequence[str]) -> dict[str, list[Any]]:
         """Chunk text → the fact regions its pass pools (:mod:`hygraph.layers.fact_spans`)."""
-        if not res.pools_spans():
+        if not pools_regions(res):
             return {}
-        spans = chunk_spans(res, chunk_ids)
+        spans = self._chunk_spans(res, chunk_ids)
         texts = res.chunk_texts(spans)
         return {texts[c]: s for c, s in spans.items() if c in texts}
+
+    def _chunk_spans(self, res: Resources, chunk_ids: Sequence[str]) -> dict[str, list[Any]]:
+        """:func:`chunk_spans`, kept for the same chunks while the store is unchanged (a
+        small build asks for them ahead of its pass, and the pass asks again)."""
+        key = (id(res.store), res.store.change_key(), tuple(chunk_ids))
+        if self._spans_kept is None or self._spans_kept[0] != key:
+            self._spans_kept = (key, chunk_spans(res, chunk_ids))
+        return self._spans_kept[1]
 
     def _embed(self, res: Resources, batch: Sequence[str], texts: list[str]) -> np.ndarray:
         """The vectors of the chunks ``batch`` (``texts``); where the embedder can, the same
         pass pools the regions of the worded facts first stated in them and keeps them in
-        the embedding cache for ``fact-vectors`` (``fact_vector="passage"``), so that
-        those facts need no encoder pass of their own."""
-        if res.pools_spans():
+        the embedding cache for ``fact-vectors`` (when it is built with
+        ``fact_vector="passage"``), so that those facts need no encoder pass of their own."""
+        if pools_regions(res):
             with res.tracker.stage("fact-spans"):
-                spans = chunk_spans(res, batch)
+                spans = self._chunk_spans(res, batch)
             if spans:
                 return res.embed_passages(texts, [spans.get(c, []) for c in batch])
         return np.asarray(res.embedder.embed(texts), np.float32)

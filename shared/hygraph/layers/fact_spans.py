@@ -16,7 +16,10 @@ build and one document at a time find the same. The region (:func:`find_region`)
 4. neither: none, and the fact is embedded as its triple.
 
 Chosen on MuSiQue questions 1–50 among pooling variants (``benchmarks/pooled_facts.py``,
-``benchmarks/results/fact-passage.md``).
+``benchmarks/results/fact-passage.md``). An option of ``hybrid-ppr``, not its default: it
+builds the layers for less than the chunk embedding and keeps MuSiQue's recall, but
+moves a comparison question's second page out of the top two on the two-hop check
+(``tests/test_default_top_ranks.py``) and raises an insert's cost over its bulk share.
 
 Both ``chunks`` (which pools the regions while it embeds the passages, and keeps them
 in the embedding cache) and ``fact-vectors`` (which reads them, or runs the pass again
@@ -41,6 +44,15 @@ MAX_SPAN_CHARS = 400
 
 #: (chunk id, region): a fact's region of the chunk's embedded text (title line included).
 Span = tuple[str, Region]
+
+
+def pools_regions(res: Resources) -> bool:
+    """Whether the chunks layer's pass should pool fact regions: this index builds
+    ``fact-vectors`` with ``fact_vector="passage"`` and the embedder can pool. (An index
+    whose chunks were embedded before that was asked passes them again, once.)"""
+    layer = res.layers.get("fact-vectors")
+    wanted = getattr(getattr(layer, "config", None), "fact_vector", None) == "passage"
+    return wanted and res.pools_spans()
 
 
 def find_region(text: str, source: str, target: str) -> Region | None:

@@ -10,14 +10,14 @@ What it does, step by step:
    ``fusion=rrf``) score fusion lets a decisive hit of either list lead for the
    question at hand: a rare code BM25 alone matches, or a passage dense search alone
    finds. This is the ranking the method must not lose to.
-2. **Facts** (as HippoRAG 2): the 5 relations nearest to the question vector
-   (``fact-vectors``); an LLM keeps the useful ones when retrieval may use one,
-   otherwise the best 3 pass. Their entities, weighted by fact score over their chunk
-   count, are the walk's seeds. HippoRAG 2 embeds each fact as its triple; here a fact
-   with words of its own is pooled from the passage that states it, out of the pass
-   that embeds the passage (``fact_vector=passage``, :mod:`hygraph.layers.fact_spans`:
-   no encoder pass of its own, so the default's layers cost less than the chunk
-   embedding), and a co-occurrence fact is composed from its two names.
+2. **Facts** (as HippoRAG 2): the 5 relations nearest to the question vector, each
+   embedded as its triple ``"source label target"`` alone (``fact-vectors``); an LLM
+   keeps the useful ones when retrieval may use one, otherwise the best 3 pass. Their
+   entities, weighted by fact score over their chunk count, are the walk's seeds. A
+   co-occurrence fact is composed from its two names; ``fact_vector=passage`` pools a
+   worded fact from the pass that embeds its passage instead of embedding its triple
+   (:mod:`hygraph.layers.fact_spans`: the layers then cost less than the chunk
+   embedding).
 3. **Walk**: personalized PageRank over entities *and* passages (relation, mention and
    synonym edges), restarting at the seed entities, at every passage with 0.05 × its
    normalised dense score (HippoRAG 2's code), and at the first stage's passages with
@@ -93,9 +93,10 @@ class HybridPPRConfig(MethodConfig):
     fact_cooccurrence: str = "names"  # ours: a fact with no words of its own (offline
     #   co-occurrence) gets its entities' name vectors, summed | text (code: its triple
     #   embedded; layers 1.99× the chunk embedding against 1.38×, MuSiQue offline)
-    fact_vector: str = "passage"  # ours: a worded fact's vector is pooled from the pass
-    #   over the passage stating it (hygraph.layers.fact_spans; layers 0.8-0.9x the chunk
-    #   embedding on MuSiQue) | triple (code: HippoRAG 2 embeds "source label target")
+    fact_vector: str = "triple"  # code: a worded fact is embedded as its triple (HippoRAG
+    #   2) | passage (ours: pooled from the pass over the passage stating it,
+    #   hygraph.layers.fact_spans: layers 0.72x / 0.88x the chunk embedding on MuSiQue
+    #   against 1.32x / 1.64x; not the default: benchmarks/results/fact-passage.md)
 
     def __post_init__(self) -> None:
         check_cooccurrence(self.fact_cooccurrence)

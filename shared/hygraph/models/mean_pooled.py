@@ -237,10 +237,33 @@ def _packed_pass(
         sums.index_add_(0, flat[real], hidden.reshape(-1, hidden.shape[-1])[real])
         counts = torch.bincount(flat[real], minlength=text).to(hidden.dtype)
         pooled = sums / counts[:, None]
-        parts = {
-            (i, k): hidden[starts[i][0], [starts[i][1] + j for j in pieces_of]].mean(0)
-            for i in starts
-            for k, pieces_of in (ranges or {}).get(i, ())
-        }
-    found = {key: v.float().cpu().numpy() for key, v in parts.items()}
-    return pooled.float().cpu().numpy(), found
+        keys, means = _region_means(hidden, width, starts, ranges or {})
+    return pooled.float().cpu().numpy(), dict(zip(keys, means, strict=True))
+
+
+def _region_means(
+    hidden: Any,
+    width: int,
+    starts: dict[int, tuple[int, int]],
+    ranges: dict[int, list[tuple[int, list[int]]]],
+) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """``(text, region number)`` of each region of the texts in ``starts`` and the mean of
+    ``hidden``'s rows over its word pieces, all in one gather and one sum."""
+    import torch
+
+    keys: list[tuple[int, int]] = []
+    slots: list[int] = []  # per (region, piece) pair: the region's slot
+    at: list[int] = []  # ... and the piece's place in the flattened pass
+    for i, (row, first) in starts.items():
+        for k, pieces_of in ranges.get(i, ()):
+            slots += [len(keys)] * len(pieces_of)
+            at += [row * width + first + j for j in pieces_of]
+            keys.append((i, k))
+    if not keys:
+        return keys, np.zeros((0, hidden.shape[-1]), np.float32)
+    flat = hidden.reshape(-1, hidden.shape[-1])
+    slot = torch.tensor(slots, device=flat.device)
+    sums = torch.zeros((len(keys), flat.shape[-1]), dtype=flat.dtype, device=flat.device)
+    sums.index_add_(0, slot, flat[torch.tensor(at, device=flat.device)])
+    counts = torch.bincount(slot, minlength=len(keys)).to(flat.dtype)
+    return keys, (sums / counts[:, None]).float().cpu().numpy()
