@@ -43,17 +43,39 @@ from hygraph.models.embedders import bundled_minilm
 VARIANTS = ("names", "pieces", "names+label", "pieces+label", "worded")
 
 
+def kept_fact_ids(index: Path) -> list[str]:
+    """The fact ids, in row order, of the query matrices ``index`` kept (both the same)."""
+    folder = index / MATRIX_DIR
+    (meta,) = folder.glob(f"{FACT_COLLECTION}.*.json")
+    (half_meta,) = folder.glob(f"{FACT_COLLECTION}-half.*.json")
+    ids: list[str] = json.loads(meta.read_text(encoding="utf-8"))["ids"]
+    if json.loads(half_meta.read_text(encoding="utf-8"))["ids"] != ids:
+        raise SystemExit("the half-precision matrix holds other facts")
+    return ids
+
+
+def rewrite_fact_rows(index: Path, rows: dict[int, np.ndarray]) -> float:
+    """Write ``rows`` (row number → unit vector) into both kept fact matrices of ``index``;
+    returns the mean cosine of the new rows with those they replace."""
+    folder = index / MATRIX_DIR
+    (meta,) = folder.glob(f"{FACT_COLLECTION}.*.json")
+    (half_meta,) = folder.glob(f"{FACT_COLLECTION}-half.*.json")
+    facts = np.load(meta.with_suffix(".npy"), mmap_mode="r+")
+    half = np.load(half_meta.with_suffix(".npy"), mmap_mode="r+")
+    cosines = [float(v @ facts[k]) for k, v in rows.items()]
+    for k, v in rows.items():
+        facts[k], half[k] = v, v.astype(np.float16)
+    facts.flush()
+    half.flush()
+    return float(np.mean(cosines)) if cosines else 1.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("index", type=Path, help="a copy of a built index (rewritten)")
     parser.add_argument("--variant", choices=VARIANTS, required=True)
     args = parser.parse_args()
-    folder = args.index / MATRIX_DIR
-    (meta,) = folder.glob(f"{FACT_COLLECTION}.*.json")
-    (half_meta,) = folder.glob(f"{FACT_COLLECTION}-half.*.json")
-    ids = json.loads(meta.read_text(encoding="utf-8"))["ids"]
-    if json.loads(half_meta.read_text(encoding="utf-8"))["ids"] != ids:
-        raise SystemExit("the half-precision matrix holds other facts")
+    ids = kept_fact_ids(args.index)
     with GraphIndex.open(args.index) as index:
         names = index.store.node_names(NodeKind.ENTITY)
         edges = list(index.store.iter_edges(EdgeKind.RELATION))
@@ -78,19 +100,14 @@ def main() -> None:
         label = np.asarray(embedder.embed(["related to"])[0], np.float32)
         labels[""] = label * (2.0 if args.variant.startswith("pieces") else 1.0)
     row = {e: n for n, e in enumerate(entities)}
-    facts = np.load(meta.with_suffix(".npy"), mmap_mode="r+")
-    half = np.load(half_meta.with_suffix(".npy"), mmap_mode="r+")
-    cosines = []
+    new: dict[int, np.ndarray] = {}
     for k in rows:
         src, dst = ids[k].split("|")
         v = vectors[row[src]] + vectors[row[dst]] + labels[chosen[ids[k]] if worded else ""]
-        v /= np.linalg.norm(v)
-        cosines.append(float(v @ facts[k]))
-        facts[k], half[k] = v, v.astype(np.float16)
-    facts.flush()
-    half.flush()
+        new[k] = v / np.linalg.norm(v)
+    cosine = rewrite_fact_rows(args.index, new)
     print(f"{args.variant}: {len(rows)} of {len(ids)} facts composed; cosine with the "
-          f"embedded text: mean {np.mean(cosines):.3f}")  # fmt: skip
+          f"embedded text: mean {cosine:.3f}")  # fmt: skip
 
 
 if __name__ == "__main__":

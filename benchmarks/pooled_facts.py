@@ -33,19 +33,18 @@ Options (the variants of ``benchmarks/results/fact-passage.md``):
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks.compose_cooccurrence import kept_fact_ids, rewrite_fact_rows
 from hygraph.graph.entity_graph import entity_node_id
 from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.index import GraphIndex
 from hygraph.ingest.tokenizer import default_tokenizer
-from hygraph.kept_matrices import MATRIX_DIR
 from hygraph.layers.fact_spans import MAX_SPAN_CHARS, first_chunk
-from hygraph.layers.fact_vectors import FACT_COLLECTION, cooccurrence
+from hygraph.layers.fact_vectors import cooccurrence
 from hygraph.models.embedders import bundled_minilm
 
 
@@ -95,10 +94,7 @@ def main() -> None:
     parser.add_argument("--one", choices=("none", "sentence", "names"), default="none")
     parser.add_argument("--names", action="store_true", help="add the names' unit sum")
     args = parser.parse_args()
-    folder = args.index / MATRIX_DIR
-    (meta,) = folder.glob(f"{FACT_COLLECTION}.*.json")
-    (half_meta,) = folder.glob(f"{FACT_COLLECTION}-half.*.json")
-    ids = json.loads(meta.read_text(encoding="utf-8"))["ids"]
+    ids = kept_fact_ids(args.index)
     with GraphIndex.open(args.index) as index:
         names = index.store.node_names(NodeKind.ENTITY)
         edges = {f"{e.src}|{e.dst}": e for e in index.store.iter_edges(EdgeKind.RELATION)}
@@ -133,10 +129,8 @@ def main() -> None:
         vector = tokens[chunk][rows].mean(0)
         return vector / np.linalg.norm(vector)
 
-    facts = np.load(meta.with_suffix(".npy"), mmap_mode="r+")
-    half = np.load(half_meta.with_suffix(".npy"), mmap_mode="r+")
     pooled = composed = 0
-    cosines = []
+    new: dict[int, np.ndarray] = {}
     for k, fid in enumerate(ids):
         edge = edges.get(fid)
         if edge is None or (args.facts == "worded" and cooccurrence(edge)):
@@ -168,12 +162,10 @@ def main() -> None:
             vector, composed = names_of(fid), composed + 1
         else:
             continue
-        cosines.append(float(vector @ facts[k]))
-        facts[k], half[k] = vector, vector.astype(np.float16)
-    facts.flush()
-    half.flush()
+        new[k] = vector
+    cosine = rewrite_fact_rows(args.index, new)
     print(f"{pooled} of {len(ids)} facts pooled, {composed} composed from names; cosine with "
-          f"the triple's vector: mean {np.mean(cosines):.3f}")  # fmt: skip
+          f"the triple's vector: mean {cosine:.3f}")  # fmt: skip
 
 
 if __name__ == "__main__":
