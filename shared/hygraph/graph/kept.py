@@ -45,6 +45,13 @@ def read_ids(stem: Path, key: str) -> list[str] | None:
     return ids if isinstance(ids, list) else None
 
 
+def _owner_only(path: str) -> IO[bytes]:
+    """``path`` opened for writing, created readable by its owner only whatever the umask
+    (an index's files are: :mod:`hygraph.private`), so no other user sees it even while
+    it is written."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")
+
+
 def write_kept(
     stem: Path, key: str, ids: list[str], suffix: str, save: Callable[[IO[bytes]], Any]
 ) -> None:
@@ -53,9 +60,10 @@ def write_kept(
     written = [Path(f"{stem}{suffix}"), Path(f"{stem}.json")]
     try:
         stem.parent.mkdir(parents=True, exist_ok=True)
-        with open(f"{written[0]}{tmp}", "wb") as fh:
+        with _owner_only(f"{written[0]}{tmp}") as fh:
             save(fh)
-        Path(f"{written[1]}{tmp}").write_text(json.dumps({"key": key, "ids": ids}), "utf-8")
+        with _owner_only(f"{written[1]}{tmp}") as fh:
+            fh.write(json.dumps({"key": key, "ids": ids}).encode("utf-8"))
         for path in written:
             os.replace(f"{path}{tmp}", path)
     except OSError:

@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from hygraph.private import tighten
+
 #: Version of the files :meth:`Postings.save` writes (1 was a ``bm25s`` index; 2 kept the
 #: chunk ids in ``hygraph.json``, which every freshness check reads).
 LAYOUT = 3
@@ -121,6 +123,7 @@ class Postings:
         (tmp / "terms.json").write_text(json.dumps(self.terms))
         (tmp / "chunk_ids.json").write_text(json.dumps(self.chunk_ids))
         (tmp / "hygraph.json").write_text(json.dumps({**meta, "layout": LAYOUT}))
+        tighten(tmp)  # the owner's alone before the folder is seen under its name
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
 
