@@ -19,7 +19,8 @@ Chosen on MuSiQue questions 1–50 among pooling variants (``benchmarks/pooled_f
 ``benchmarks/results/fact-passage.md``). An option of ``hybrid-ppr``, not its default: it
 builds the layers for less than the chunk embedding and keeps MuSiQue's recall, but
 moves a comparison question's second page out of the top two on the two-hop check
-(``tests/test_default_top_ranks.py``) and raises an insert's cost over its bulk share.
+(``tests/test_default_top_ranks.py``), loses the demo's recall@3 to ``vanilla``, and
+raises an insert's cost over its bulk share.
 
 Both ``chunks`` (which pools the regions while it embeds the passages, and keeps them
 in the embedding cache) and ``fact-vectors`` (which reads them, or runs the pass again
