@@ -157,16 +157,22 @@ class SentenceTransformerEmbedder:
             )
         return _normalise(vectors)
 
-    def pools_spans(self) -> bool:
-        """Whether :meth:`embed_spans` can pool spans (else it returns None)."""
+    def _packing_bert(self) -> Any:
+        """The loaded BERT when the packed PyTorch pass runs it (not the ONNX runtime, a
+        mean-pooled BERT whose attention takes a block mask), else None."""
         from hygraph.models import mean_pooled as mp
 
         if self._onnx_encoder() is not None:
-            return False
+            return None
         try:
-            return mp.packs(mp.supported_bert(self._load()))
+            bert = mp.supported_bert(self._load())
         except mp.UnsupportedModel:
-            return False
+            return None
+        return bert if mp.packs(bert) else None
+
+    def pools_spans(self) -> bool:
+        """Whether :meth:`embed_spans` can pool spans (else it returns None)."""
+        return self._packing_bert() is not None
 
     def embed_spans(
         self, texts: Sequence[str], spans: Sequence[Sequence[Region]]
@@ -174,22 +180,15 @@ class SentenceTransformerEmbedder:
         """The unit vectors of ``texts`` and, from the same pass, of each text's ``spans``
         (per text, its regions: the mean of its outputs over the word pieces a region
         covers; a zero row where the window cut them off), or None where this model runs
-        another way (the ONNX runtime, a model that is not a mean-pooled BERT with SDPA
-        attention)."""
+        another way (:meth:`pools_spans`)."""
         from hygraph.models import mean_pooled as mp
 
-        if not texts or self._onnx_encoder() is not None:
-            return None
-        model = self._load()
-        try:
-            bert = mp.supported_bert(model)
-        except mp.UnsupportedModel:
-            return None
-        if not mp.packs(bert):
+        bert = self._packing_bert() if texts else None
+        if bert is None:
             return None
         with self._autocast(self._bf16(self.precision)):
             texts = [str(t) for t in texts]
-            vectors, pooled = mp.encode_packed(model, texts, self.dim, bert, spans)
+            vectors, pooled = mp.encode_packed(self._load(), texts, self.dim, bert, spans)
         return _normalise(vectors), [_normalise(p) if len(p) else p for p in pooled]
 
     def _own_encoder(self) -> Any:
