@@ -3,10 +3,11 @@
 Data: the hand-made Wikipedia-style corpus of ``tests/top_rank_corpora.py`` (``two_hop``:
 film pages naming their director, the directors' pages), indexed offline with the
 bundled embedder once per ``fact_vector`` mode. For each "Which film came out first, A
-or B?" question it prints ``hybrid-ppr``'s first four passages with their scores and,
-for the question naming "Kessel", the facts the walk keeps (fact id, min-max score,
-cosine) and the seed entities: what ``benchmarks/results/fact-passage.md`` ("Why not
-the default") quotes.
+or B?" question it prints ``hybrid-ppr``'s first four passages with their scores, with
+the guard's clear-head rule and without it (``protect_gap=0``), and, for the question
+naming "Kessel", the facts the walk keeps (fact id, min-max score, cosine), the seed
+entities and the first stage's five best scores: what
+``benchmarks/results/fact-passage.md`` quotes.
 
     PYTHONPATH=shared:.:tests .venv/bin/python benchmarks/two_hop_facts.py
 """
@@ -40,6 +41,15 @@ def main() -> None:
             print("    seeds", {k: round(v, 4) for k, v in state.seeds.items()})
 
     registry._OPERATORS["node.fact_entities"] = dataclasses.replace(shipped, fn=seeds)
+    guard = registry.get_operator("merge.protect")
+
+    def first_stage(res: Any, state: Any, **kw: Any) -> None:
+        if shown[0]:
+            scores = state.ranking_scores.get("first") or []
+            print("    first stage's best scores", [round(x, 3) for x in scores[:5]])
+        guard.fn(res, state, **kw)
+
+    registry._OPERATORS["merge.protect"] = dataclasses.replace(guard, fn=first_stage)
     for mode in ("triple", "passage"):
         with (
             tempfile.TemporaryDirectory() as folder,
@@ -50,11 +60,12 @@ def main() -> None:
             for question, gold in questions:
                 if not question.startswith("Which film"):
                     continue
-                shown[0] = "Kessel" in question
-                result = index.retrieve(question, "hybrid-ppr", top_k=4)
                 print(mode, question, "gold", gold)
-                scores = [round(i.score, 3) for i in result.items[:4]]
-                print("    top 4", result.passages[:4], scores)
+                for spec in ("hybrid-ppr", "hybrid-ppr:protect_gap=0"):
+                    shown[0] = "Kessel" in question and spec == "hybrid-ppr"
+                    result = index.retrieve(question, spec, top_k=4)
+                    scores = [round(i.score, 3) for i in result.items[:4]]
+                    print(f"    {spec}: top 4", result.passages[:4], scores)
 
 
 if __name__ == "__main__":

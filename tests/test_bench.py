@@ -152,6 +152,42 @@ def test_bench_end_to_end_on_the_sample(tmp_path, sample_path, capsys):
     assert "by tokens" in report.read_text()
 
 
+def test_build_options_are_the_options_that_change_a_method_s_layers():
+    from hygraph.methods.base import build_options
+
+    assert build_options("hybrid-ppr") == {}
+    assert build_options("hybrid-ppr:damping=0.5,protect_gap=0") == {}  # query time
+    assert build_options("hybrid-ppr:fact_vector=triple,damping=0.5") == {"fact_vector": "triple"}
+    assert build_options("hybrid-ppr:synonym_threshold=0.9") == {"synonym_threshold": 0.9}
+
+
+def test_a_variant_that_changes_layers_is_benched_on_an_index_of_its_own(tmp_path, sample_path):
+    """An index keeps one configuration per layer: a variant whose options change how its
+    layers are built gets its own index, built as ``hygraph index --methods SPEC`` would,
+    and is queried (and timed taking turns) there; the shared index keeps the defaults."""
+    from hygraph.cli import main
+
+    _tiny_dataset(tmp_path / "tiny", sample_path)
+    out = tmp_path / "result.json"
+    variant = "hybrid-ppr:fact_vector=triple"
+    args = ["bench", "--data", str(tmp_path / "tiny"), "--methods", f"vanilla;hybrid-ppr;{variant}",
+            "--k", "1,3", "--work", str(tmp_path / "work"), "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    run = json.loads(out.read_text())["main"]
+    own = run["own_indexes"]
+    assert list(own) == [variant]
+
+    def fact_mode(index: str) -> str:
+        manifest = json.loads((Path(index) / "manifest.json").read_text())
+        return manifest["layers"]["fact-vectors"]["fact_vector"]
+
+    assert fact_mode(own[variant]) == "triple" and fact_mode(run["index"]) == "passage"
+    assert Path(f"{own[variant]}.cache").is_dir()  # its own embedding cache: its own costs
+    assert all(m.get("status") != "failed" for m in run["methods"].values())
+    assert run["methods"][variant]["build"]["seconds"] > 0  # its layers, built in its index
+    assert list(run["turns"]["methods"]) == ["vanilla", "hybrid-ppr", variant]
+
+
 def test_taking_turns_rotates_the_methods_question_by_question(monkeypatch, tmp_path):
     """No method always follows another's work: the order rotates with each question."""
     from hygraph.bench import turns as turns_module

@@ -79,6 +79,15 @@ def test_names_far_apart_are_pooled_as_their_two_mentions():
     assert find_region(near, "Alpha", "Beta") == ((len(near) - 10, len(near)),)
 
 
+def test_names_in_different_sentences_are_pooled_as_their_two_mentions():
+    """A stretch across a sentence end holds other statements (the demo's "Renna Osk
+    (1908–1990) was a sea captain ... Osk gained her master's certificate in 1934"):
+    the fact gets its two mentions, not the stretch."""
+    text = "Renna Osk was a captain. She gained her certificate in 1934."
+    assert find_region(text, "Renna Osk", "1934") == ((0, 9), (55, 59))
+    assert find_region(text, "certificate", "1934") == ((40, 59),)
+
+
 def test_first_chunk_is_the_label_s_first_mark():
     edge = Edge("ent:a", "ent:b", EdgeKind.RELATION, 1.0, {
         "label": "built by",

@@ -146,6 +146,23 @@ def test_leaders_are_the_best_and_its_near_ties():
     assert leaders([], keep=1, tie=1 / 3, tie_rank=5, most=3) == 0
 
 
+def test_leaders_include_a_clear_head_above_the_widest_drop():
+    # The two-hop check's "which came out first, A Lamp in Kessel or Northbound Hours?":
+    # the second film 0.39 below the first (no tie: 0.39 > 1.018 / 3), then a drop of
+    # 0.60 (over half of 1.018) before the rest: both films lead.
+    kessel = [1.994, 1.605, 1.009, 0.978, 0.976]
+    assert leaders(kessel, keep=1, tie=1 / 3, tie_rank=5, most=3) == 1
+    assert leaders(kessel, keep=1, tie=1 / 3, tie_rank=5, most=3, gap=0.5) == 2
+    assert leaders(kessel, keep=1, tie=1 / 3, tie_rank=5, most=3, gap=0.6) == 1  # too small
+    # The widest drop after the 4th: more than `most` above it, so no head beyond the tie.
+    assert leaders([2.0, 1.9, 1.8, 1.7, 0.0], keep=1, tie=0.0, tie_rank=5, most=3, gap=0.5) == 1
+    # The widest drop after the 1st: only the best leads, as without the rule.
+    assert leaders([2.0, 1.0, 0.9, 0.8, 0.7], keep=1, tie=1 / 3, tie_rank=5, most=3, gap=0.5) == 1
+    # A tie already holding more is never cut back.
+    assert leaders([2.0, 1.9, 1.8, 1.0, 0.9], keep=1, tie=1 / 3, tie_rank=5, most=3, gap=0.5) == 3
+    assert leaders([2.0, 2.0, 2.0], keep=1, tie=0.0, tie_rank=5, most=3, gap=0.5) == 1  # no drop
+
+
 @covers("merge.protect")
 def test_protect_operator_keeps_near_ties_by_the_rankings_scores(kg):  # noqa: F811
     state = State("q", top_k=3)

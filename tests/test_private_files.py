@@ -70,3 +70,21 @@ def test_tighten_leaves_other_owners_and_links_alone(tmp_path, open_umask):
     assert stat.S_IMODE((folder / "f.txt").stat().st_mode) == 0o600
     assert stat.S_IMODE(target.stat().st_mode) == 0o644  # a link's target is not ours to change
     tighten(tmp_path / "missing")  # nothing there: nothing to do
+
+
+def test_a_settled_folder_is_walked_again_once_an_entry_is_added(tmp_path, open_umask):
+    """A folder unchanged since its entries were tightened is passed over, but a file
+    created in it (or in a folder below) changes the folder's time, and is tightened."""
+    folder = private_dir(tmp_path / "a")
+    (folder / "old.txt").write_text("x")
+    (folder / "sub").mkdir()
+    settled = os.stat(folder).st_mtime_ns - 5_000_000_000  # changed 5 s ago: settled
+    os.utime(folder, ns=(settled, settled))
+    os.utime(folder / "sub", ns=(settled, settled))
+    tighten(folder)
+    assert _open_to_others(folder) == []
+    (folder / "new.txt").write_text("y")  # 0644 under the open umask
+    (folder / "sub" / "deep.txt").write_text("z")
+    assert len(_open_to_others(folder)) == 2
+    tighten(folder)
+    assert _open_to_others(folder) == []

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from pathlib import Path
 
 PRIVATE_DIR_MODE = 0o700
@@ -35,32 +36,49 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+#: Folder → its modification time (ns) when all its entries were last tightened, kept
+#: once that time was :data:`SETTLED_NS` old. While a folder's time is unchanged no entry
+#: was added, removed or renamed in it (a file written in place keeps its mode), so a walk
+#: visits only its subfolders: most of an index's files sit in folders an insert does not
+#: touch. A folder changed more recently is walked in full, since a coarse file-system
+#: clock could give a change just after the walk the same time.
+_SETTLED: dict[str, int] = {}
+SETTLED_NS = 1_000_000_000
+
+
 def tighten(path: Path) -> None:
     """Drop group and other permissions on ``path`` and everything below it that we own.
 
     Errors are ignored: a read-only mount or a file owned by someone else keeps its mode,
     and no write of the user's data depends on this. Runs after every insert, so it walks
-    with ``os.scandir`` (one system call per entry, no path objects).
+    with ``os.scandir`` (one system call per entry, no path objects), and in a folder
+    unchanged since its entries were tightened only into its subfolders.
     """
     if not path.exists():
         return
     _restrict(path)
     if path.is_dir():
-        _tighten_below(os.fspath(path))
+        with contextlib.suppress(OSError):
+            _tighten_below(os.fspath(path), path.stat().st_mtime_ns)
 
 
-def _tighten_below(folder: str) -> None:
+def _tighten_below(folder: str, mtime: int) -> None:
+    settled = _SETTLED.get(folder) == mtime
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return
     for entry in entries:
         try:
+            if settled and not entry.is_dir(follow_symlinks=False):
+                continue
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
         if _restricted(entry.path, info) and stat.S_ISDIR(info.st_mode):
-            _tighten_below(entry.path)
+            _tighten_below(entry.path, info.st_mtime_ns)
+    if time.time_ns() - mtime >= SETTLED_NS:
+        _SETTLED[folder] = mtime
 
 
 def _restrict(path: Path) -> None:

@@ -35,7 +35,7 @@ from hygraph.bench.metrics import (
     wins_ties_losses,
 )
 from hygraph.errors import HygraphError
-from hygraph.methods.base import RECIPE_SUFFIXES, available_methods, split_spec
+from hygraph.methods.base import RECIPE_SUFFIXES, available_methods, build_options, split_spec
 from hygraph.models.onnx_runtime import requested_runtime
 
 
@@ -240,6 +240,8 @@ def run_point(
         },
         env,
     )
+    own = {name: _own_index(config, dataset, label, index_dir, name, env)
+           for name in config.methods if name not in peers and build_options(name)}  # fmt: skip
     questions = [q.__dict__ for q in dataset.questions]
     # Recall reads max(k) distinct documents: deeper asks up to this top_k (none where
     # quality is not measured, e.g. the synthetic scaling point).
@@ -250,7 +252,7 @@ def run_point(
         _say(config, f"{label}: {name}")
         task = {
             "task": "query",
-            "index": str(index_dir),
+            "index": str(own.get(name, index_dir)),
             "method": name,
             "peer": name in peers,
             "peers_path": str(config.peers_path) if config.peers_path else None,
@@ -261,14 +263,15 @@ def run_point(
             "ks": config.ks,
         }
         try:
-            methods[name] = summarise(_run_task(task, env), dataset, config.ks, quality)
+            own_env = {**env, "HYGRAPH_CACHE_DIR": f"{own[name]}.cache"} if name in own else env
+            methods[name] = summarise(_run_task(task, own_env), dataset, config.ks, quality)
         except TaskFailed as failure:
             # One method's failure is its own row; the others' figures are still kept.
             _say(config, f"{label}: {name} failed: {failure.error}")
             methods[name] = {"status": "failed", "error": failure.error, "peer": name in peers}
     if quality:
         compare(methods, dataset, config.baseline, config.compare_k)
-    turns = _take_turns(config, label, index_dir, methods, peers, questions, env)
+    turns = _take_turns(config, label, index_dir, methods, peers, questions, env, own)
     counts = base["counts"]
     return {
         "turns": turns,
@@ -281,7 +284,49 @@ def run_point(
         "base_build": base,
         "methods": methods,
         "layer_builds": layer_builds(index_dir),
+        "own_indexes": {name: str(path) for name, path in own.items()},
     }
+
+
+def _own_index(
+    config: BenchConfig,
+    dataset: Dataset,
+    label: str,
+    index_dir: Path,
+    name: str,
+    env: dict[str, str],
+) -> Path:
+    """The index of a method variant whose options change how its layers are built
+    (:func:`~hygraph.methods.base.build_options`): built beside the shared index with the
+    variant in the same insert, as ``hygraph index --methods SPEC`` builds it (an index
+    keeps one configuration per layer, and the shared one's are the defaults). Its
+    embedding cache starts as a copy of the shared build's (the chunk vectors), so it
+    pays for what its layers embed, as the shared index's methods do, and neither finds
+    the other's names or facts cached."""
+    import shutil
+
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    path = index_dir.with_name(f"{index_dir.name}--{digest}")
+    _say(config, f"{label}: {name}: building its own index at {path} (options change its layers)")
+    cache, shared_cache = Path(f"{path}.cache"), Path(f"{index_dir}.cache")
+    if not cache.exists() and shared_cache.exists():
+        shutil.copytree(shared_cache, cache)
+    env = {**env, "HYGRAPH_CACHE_DIR": str(cache)}
+    _run_task(
+        {
+            "task": "build",
+            "index": str(path),
+            "corpus": str(dataset.corpus_path),
+            "extractor": _extractor_spec(config, dataset),
+            "chunk_size": config.chunk_size,
+            "chunk_overlap": config.chunk_overlap,
+            "chunk_mode": config.chunk_mode,
+            "methods": ["vanilla", "bm25", name],
+            "store": _point_store(config, path),
+        },
+        env,
+    )
+    return path
 
 
 def _take_turns(
@@ -292,6 +337,7 @@ def _take_turns(
     peers: Sequence[str],
     questions: list[dict[str, Any]],
     env: dict[str, str],
+    own: dict[str, Path] | None = None,
 ) -> dict[str, Any] | None:
     """The methods that ran (not the peers) timed again in one process, taking turns
     question by question (:mod:`hygraph.bench.turns`); None with fewer than two or
@@ -303,6 +349,7 @@ def _take_turns(
     spec = {
         "task": "turns",
         "index": str(index_dir),
+        "indexes": {name: str(path) for name, path in (own or {}).items() if name in names},
         "methods": names,
         "questions": questions,
         "top_k": max(config.ks),

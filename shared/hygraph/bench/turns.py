@@ -24,8 +24,12 @@ def turns(spec: dict[str, Any]) -> dict[str, Any]:
     """Time ``spec["methods"]`` over ``spec["questions"]`` taking turns: per method, the
     p50 and p95 in ms and the number of queries timed.
 
-    The methods must be built in the index already (each method's query task built it).
+    The methods must be built in the index already (each method's query task built it);
+    ``spec["indexes"]`` names the index of a method that has its own (a variant whose
+    options change its layers), opened beside the shared one with the same embedder.
     """
+    from contextlib import ExitStack
+
     from hygraph.index import GraphIndex
 
     names = list(spec["methods"])
@@ -33,18 +37,26 @@ def turns(spec: dict[str, Any]) -> dict[str, Any]:
     rounds = max(1, int(spec.get("rounds", 1)))
     questions = [q["question"] for q in spec["questions"]]
     times: dict[str, list[float]] = {name: [] for name in names}
-    with GraphIndex.open(spec["index"], progress=False) as index:
-        for name in names:
-            index.method(name, config={})  # options apply at query time, as in query()
-            index.query("warm up question", name, top_k=top_k, budget=budget)
+    own = spec.get("indexes") or {}
+    with ExitStack() as stack:
+        index = stack.enter_context(GraphIndex.open(spec["index"], progress=False))
         embedder = index.embedder
+        opened = {spec["index"]: index}
+        for path in dict.fromkeys(own.values()):
+            opened[path] = stack.enter_context(
+                GraphIndex.open(path, embedder=embedder, progress=False)
+            )
+        index_of = {name: opened[own.get(name, spec["index"])] for name in names}
+        for name in names:
+            index_of[name].method(name, config={})  # options apply at query time, as in query()
+            index_of[name].query("warm up question", name, top_k=top_k, budget=budget)
         if hasattr(embedder, "cache"):
             embedder.cache = None
         for _ in range(rounds):
             for n, text in enumerate(questions):
                 for name in names[n % len(names) :] + names[: n % len(names)]:
                     start = time.perf_counter()
-                    index.query(text, name, top_k=top_k, budget=budget)
+                    index_of[name].query(text, name, top_k=top_k, budget=budget)
                     times[name].append((time.perf_counter() - start) * 1000)
     return {
         "rounds": rounds,

@@ -33,8 +33,9 @@ and the walk recalls as much from it (``benchmarks/results/fact-cooccurrence.md`
 ``"text"`` (this layer's default, what an index saved before the option did, and what
 ``hipporag2`` asks for) embeds them as any other fact.
 
-Ours: a worded fact can be left unembedded too (``fact_vector="passage"``, an option of
-``hybrid-ppr``): its vector is pooled from the encoder's outputs over the words
+Ours: a worded fact can be left unembedded too (``fact_vector="passage"``, what
+``hybrid-ppr`` asks for; this layer's default stays ``"triple"``, as ``hipporag2`` and an
+index saved before the option embed): its vector is pooled from the encoder's outputs over the words
 of the passage that first states it, taken from the pass ``chunks`` makes over that
 passage and kept in the embedding cache (:mod:`hygraph.layers.fact_spans`). The facts
 then cost the build no encoder pass (on MuSiQue ``hybrid-ppr``'s layers went from 1.3–1.6×

@@ -195,6 +195,20 @@ def layer_closure(names: tuple[str, ...] | list[str]) -> list[str]:
     return layer_order(names)
 
 
+def build_options(spec: str) -> dict[str, Any]:
+    """The options of a method spec that change how its layers are built: those naming a
+    field of one of its layers' configs (``hybrid-ppr:fact_vector=triple``). The others
+    apply at query time. An index keeps one configuration per layer, so a variant with
+    build options needs an index of its own (``hygraph bench`` builds one)."""
+    from hygraph.layers.base import get_layer
+
+    name, options = parse_method_spec(spec)
+    cls = get_method(name)
+    built = {f.name for layer in layer_closure(cls(options).layers)
+             for f in fields(get_layer(layer).Config)}  # fmt: skip
+    return {key: value for key, value in options.items() if key in built}
+
+
 #: The recommended method: built by default, and used when no method is named (the
 #: demo, ``GraphIndex.query``, the CLI and both framework integrations).
 RECOMMENDED_METHOD = "hybrid-ppr"

@@ -10,14 +10,15 @@ What it does, step by step:
    ``fusion=rrf``) score fusion lets a decisive hit of either list lead for the
    question at hand: a rare code BM25 alone matches, or a passage dense search alone
    finds. This is the ranking the method must not lose to.
-2. **Facts** (as HippoRAG 2): the 5 relations nearest to the question vector, each
-   embedded as its triple ``"source label target"`` alone (``fact-vectors``); an LLM
-   keeps the useful ones when retrieval may use one, otherwise the best 3 pass. Their
-   entities, weighted by fact score over their chunk count, are the walk's seeds. A
-   co-occurrence fact is composed from its two names; ``fact_vector=passage`` pools a
-   worded fact from the pass that embeds its passage instead of embedding its triple
-   (:mod:`hygraph.layers.fact_spans`: the layers then cost less than the chunk
-   embedding).
+2. **Facts** (as HippoRAG 2): the 5 relations nearest to the question vector
+   (``fact-vectors``); an LLM keeps the useful ones when retrieval may use one,
+   otherwise the best 3 pass. Their entities, weighted by fact score over their chunk
+   count, are the walk's seeds. Ours: a worded fact's vector is pooled from the
+   encoder's pass over the passage that states it (the words from one name to the
+   other within a sentence; :mod:`hygraph.layers.fact_spans`), so the facts cost no
+   encoder pass of their own and the layers cost less than the chunk embedding;
+   ``fact_vector=triple`` embeds each triple ``"source label target"`` as HippoRAG 2
+   does. A co-occurrence fact is composed from its two names.
 3. **Walk**: personalized PageRank over entities *and* passages (relation, mention and
    synonym edges), restarting at the seed entities, at every passage with 0.05 × its
    normalised dense score (HippoRAG 2's code), and at the first stage's passages with
@@ -25,16 +26,18 @@ What it does, step by step:
    passage two or three hops from the question's facts gains the mass the walk carries
    to it; without a seed the first-stage ranking is the answer.
 4. **Guard** (``merge.protect``): the first stage's best passage keeps rank 1, and so
-   does every next one whose score is a near-tie with it (within a third of the gap
-   from the 1st to the 5th score: both films of "which came out first, X or Y?"); its
-   other passages at rank ``r ≤ 3`` end no lower than ``2r``. The dense ranking's best
-   four are held the same way (rank ``r`` no lower than ``2r``), unless the first stage
-   already holds them or another passage of their document stands above that: the
-   fusion with BM25 can rank a passage dense search was sure of below the walk's
-   bridges (on MuSiQue, passages ``vanilla`` had at rank 2–4 ended at 6–9). All floors
-   are met together (earliest deadline first). The walk spends its evidence below the
-   top hit: it may put a bridge passage second, above a weaker first-stage hit, but
-   never moves the passage the question matches best.
+   does every next one whose score is a near-tie with it (within a third of the gap from
+   the 1st to the 5th score: both films of "which came out first, X or Y?"), or that
+   stands with it above a clear drop (the widest between neighbours among the first
+   five, at least half that gap: the two films when one scores well below the other but
+   both far above the rest); its other passages at rank ``r ≤ 3`` end no lower than
+   ``2r``. The dense ranking's best four are held the same way (rank ``r`` no lower than
+   ``2r``), unless the first stage already holds them or another passage of their
+   document stands above that: the fusion with BM25 can rank a passage dense search was
+   sure of below the walk's bridges (on MuSiQue, passages ``vanilla`` had at rank 2–4
+   ended at 6–9). All floors are met together (earliest deadline first). The walk spends
+   its evidence below the top hit: it may put a bridge passage second, above a weaker
+   first-stage hit, but never moves the passage the question matches best.
 
 It runs offline with the rule-based extractor (facts are the extracted relations) and
 gains with better extraction (an LLM or a precomputed one) and, at query time, with an
@@ -83,6 +86,8 @@ class HybridPPRConfig(MethodConfig):
     protect_keep: int = 1  # ours: first-stage passages that keep their rank (the best)
     protect_tie: float = 1 / 3  # ours: ... and those after it scoring within this share
     #   of (1st - 5th score) of the best (near-ties at the top; MuSiQue q1-50)
+    protect_gap: float = 0.5  # ours: ... and those above the widest drop among the first
+    #   5 scores when it is at least this share of (1st - 5th score) (a clear head)
     specificity: bool = True  # code: fact score / chunks of the entity (HippoRAG.py:1601)
     synonyms: bool = True  # paper: walk synonym edges between similar entities (HippoRAG)
     synonym_threshold: float = 0.8  # paper: τ for synonym edges (HippoRAG §2.2)
@@ -93,10 +98,10 @@ class HybridPPRConfig(MethodConfig):
     fact_cooccurrence: str = "names"  # ours: a fact with no words of its own (offline
     #   co-occurrence) gets its entities' name vectors, summed | text (code: its triple
     #   embedded; layers 1.99× the chunk embedding against 1.38×, MuSiQue offline)
-    fact_vector: str = "triple"  # code: a worded fact is embedded as its triple (HippoRAG
-    #   2) | passage (ours: pooled from the pass over the passage stating it,
-    #   hygraph.layers.fact_spans: layers 0.72x / 0.88x the chunk embedding on MuSiQue
-    #   against 1.32x / 1.64x; not the default: benchmarks/results/fact-passage.md)
+    fact_vector: str = "passage"  # ours: a worded fact is pooled from the pass over the
+    #   passage stating it (hygraph.layers.fact_spans: layers 0.7x / 0.9x the chunk
+    #   embedding on MuSiQue against 1.32x / 1.64x; benchmarks/results/fact-passage.md)
+    #   | triple (code: embedded as its triple, as HippoRAG 2)
 
     def __post_init__(self) -> None:
         check_cooccurrence(self.fact_cooccurrence)
@@ -109,8 +114,10 @@ class HybridPPRConfig(MethodConfig):
             raise ConfigError("damping must be in [0, 1): the probability of following an edge")
         if self.prior_weight < 0 or self.passage_weight < 0:
             raise ConfigError("prior_weight and passage_weight must be ≥ 0")
-        if self.protect_keep < 0 or self.protect_tie < 0 or self.protect_dense < 0:
-            raise ConfigError("protect_keep, protect_tie and protect_dense must be ≥ 0")
+        if min(self.protect_keep, self.protect_tie, self.protect_gap, self.protect_dense) < 0:
+            raise ConfigError(
+                "protect_keep, protect_tie, protect_gap and protect_dense must be ≥ 0"
+            )
         if self.protect_factor < 1 or self.protect_dense_factor < 1:
             raise ConfigError("protect_factor and protect_dense_factor must be ≥ 1")
 
@@ -143,7 +150,8 @@ class HybridPPR(Method):
                            "prior_weight": "$prior_weight", "prior_k": "$rrf_k"}),
         Step("merge.protect", {"ranking": "first", "top": "$protect_top",
                                "factor": "$protect_factor", "keep": "$protect_keep",
-                               "tie": "$protect_tie", "tie_rank": 5, "also": "dense",
+                               "tie": "$protect_tie", "tie_rank": 5, "gap": "$protect_gap",
+                               "also": "dense",
                                "also_top": "$protect_dense",
                                "also_factor": "$protect_dense_factor"}),
         Step("chunk.evidence", {"k": "$top_k"}),

@@ -161,9 +161,14 @@ def _token_ranges(
     for i, offsets in zip(wanted, encoded["offset_mapping"], strict=True):
         if len(offsets) != lengths[i]:
             continue
+        bounds = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+        first, last = bounds[:, 0], bounds[:, 1]
+        real = last > first  # special tokens have empty offsets
         for k, region in enumerate(spans[i]):
-            inside = [j for j, (a, b) in enumerate(offsets)
-                      if b > a and any(a < end and b > start for start, end in region)]  # fmt: skip
+            hit = np.zeros(len(bounds), dtype=bool)
+            for start, end in region:
+                hit |= (first < end) & (last > start)
+            inside = np.flatnonzero(hit & real).tolist()
             if inside:
                 out.setdefault(i, []).append((k, inside))
     return out

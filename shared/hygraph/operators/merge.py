@@ -312,16 +312,28 @@ def hold_floors(ranked: list[tuple[str, float]], floors: dict[str, int]) -> list
     return out
 
 
-def leaders(scores: list[float], *, keep: int, tie: float, tie_rank: int, most: int) -> int:
+def leaders(
+    scores: list[float], *, keep: int, tie: float, tie_rank: int, most: int, gap: float = 0.0
+) -> int:
     """How many of a ranking's best items lead it: the first ``keep``, and after them
     each next one whose score is within ``tie · (s₁ − s_tie_rank)`` of the best score
-    (a near-tie at the top), up to ``most`` in all."""
+    (a near-tie at the top), up to ``most`` in all. With ``gap``, also every item above
+    the largest drop between neighbours among the first ``tie_rank`` scores, when that
+    drop is at least ``gap · (s₁ − s_tie_rank)`` and leaves at most ``most`` above it (a
+    clear head: "which came out first, X or Y?" puts both pages far above the rest,
+    though not as near each other as a tie)."""
     count = min(keep, len(scores))
-    if count == 0 or tie <= 0 or len(scores) < 2:
+    if count == 0 or len(scores) < 2 or (tie <= 0 and gap <= 0):
         return count
-    spread = scores[0] - scores[min(tie_rank, len(scores)) - 1]
-    while count < min(most, len(scores)) and scores[count] >= scores[0] - tie * spread:
+    head = scores[: min(tie_rank, len(scores))]
+    spread = head[0] - head[-1]
+    while tie > 0 and count < min(most, len(scores)) and scores[count] >= head[0] - tie * spread:
         count += 1
+    if gap > 0 and spread > 0:
+        drops = [head[i] - head[i + 1] for i in range(len(head) - 1)]
+        widest = max(range(len(drops)), key=lambda i: (drops[i], -i))
+        if drops[widest] >= gap * spread and widest + 1 <= most:
+            count = max(count, widest + 1)
     return count
 
 
@@ -353,6 +365,7 @@ def protect(
     keep: int = 0,
     tie: float = 0.0,
     tie_rank: int = 5,
+    gap: float = 0.0,
     also: str | None = None,
     also_top: int = 0,
     also_factor: float = 2.0,
@@ -362,10 +375,11 @@ def protect(
     The ranking's leaders keep their ranks: its first ``keep`` passages, and the next
     ones (up to ``top``) whose first-stage score is a near-tie with the best (within
     ``tie`` of the gap between the 1st and the ``tie_rank``-th score; needs the
-    ranking's scores). Any other passage at rank ``r ≤ top`` ends no lower than
-    ``factor·r`` (defaults: 1st → top 2, 2nd → top 4, 3rd → top 6): a re-ranker such as
-    a graph walk may promote other passages above it, but cannot push a strong
-    first-stage hit out of the top ranks. Does nothing when the ranking is missing.
+    ranking's scores), and with ``gap`` those above a clear drop (:func:`leaders`). Any
+    other passage at rank ``r ≤ top`` ends no lower than ``factor·r`` (defaults: 1st →
+    top 2, 2nd → top 4, 3rd → top 6): a re-ranker such as a graph walk may promote other
+    passages above it, but cannot push a strong first-stage hit out of the top ranks.
+    Does nothing when the ranking is missing.
 
     ``also``: a second ranking (such as the dense one a fused first stage came from)
     whose ``also_top`` best passages are held too, the ``r``-th no lower than
@@ -379,7 +393,11 @@ def protect(
     floors: dict[str, int] = {}
     if first and (top > 0 or keep > 0):
         scores = state.ranking_scores.get(ranking) or []
-        lead = leaders(scores, keep=keep, tie=tie, tie_rank=tie_rank, most=top) if scores else keep
+        lead = (
+            leaders(scores, keep=keep, tie=tie, tie_rank=tie_rank, most=top, gap=gap)
+            if scores
+            else keep
+        )
         floors = rank_floors(first, top=top, factor=factor, keep=lead)
     if also and also_top > 0:
         more = rank_floors(state.rankings.get(also, []), top=also_top, factor=also_factor)
