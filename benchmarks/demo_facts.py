@@ -36,7 +36,9 @@ def main() -> None:
         link.fn(res, state, **kw)
         if shown[0]:
             scores = [round(r.value, 3) for r in state.relationships]
-            print("    linked", list(zip(fact_texts(res, state.relationships), scores, strict=True)))
+            print(
+                "    linked", list(zip(fact_texts(res, state.relationships), scores, strict=True))
+            )
 
     registry._OPERATORS["relationship.fact_link"] = dataclasses.replace(link, fn=linked)
     question = next(q for q in sample_questions() if q["id"] == "q04")
