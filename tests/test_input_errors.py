@@ -292,8 +292,8 @@ def test_a_damaged_embedding_cache_entry_is_embedded_again(tmp_path, minilm, dam
     import sqlite3
 
     with GraphIndex.build(DOCS[:2], tmp_path / "idx", progress=False) as index:
-        want = index.retrieve("Who designed the Caddow Bridge?", top_k=2).passages
         index.insert([Document("new", "Aldercott Shipyard repaired boats for the river trade.")])
+        want = index.retrieve("Who designed the Caddow Bridge?", top_k=2).passages
         cache = index.cache_dir / "embeddings.sqlite"
     with sqlite3.connect(cache) as conn:  # every entry damaged: queries, and the chunks
         conn.execute("UPDATE cache SET value = ?", (damage,))

@@ -121,6 +121,19 @@ def is_method_spec(spec: str) -> bool:
     return name in available_methods() or name.endswith(RECIPE_SUFFIXES) or Path(name).is_file()
 
 
+def _changes_layers(spec: str) -> bool:
+    """Whether a method spec's options change how its layers are built (a recipe file's
+    are its own: it builds under its name; a spec that does not parse is left to its
+    query task, which reports it as that method's failure)."""
+    name = split_spec(spec)[0]
+    if name not in available_methods():
+        return False
+    try:
+        return bool(build_options(spec))
+    except HygraphError:
+        return False
+
+
 def _say(config: BenchConfig, message: str) -> None:
     if not config.quiet:
         # sys.stderr as it is now (bound at import, it could be a stream since closed)
@@ -241,7 +254,7 @@ def run_point(
         env,
     )
     own = {name: _own_index(config, dataset, label, index_dir, name, env)
-           for name in config.methods if name not in peers and build_options(name)}  # fmt: skip
+           for name in config.methods if name not in peers and _changes_layers(name)}  # fmt: skip
     questions = [q.__dict__ for q in dataset.questions]
     # Recall reads max(k) distinct documents: deeper asks up to this top_k (none where
     # quality is not measured, e.g. the synthetic scaling point).
