@@ -157,8 +157,12 @@ def test_build_options_are_the_options_that_change_a_method_s_layers():
 
     assert build_options("hybrid-ppr") == {}
     assert build_options("hybrid-ppr:damping=0.5,protect_gap=0") == {}  # query time
-    assert build_options("hybrid-ppr:fact_vector=triple,damping=0.5") == {"fact_vector": "triple"}
-    assert build_options("hybrid-ppr:synonym_threshold=0.9") == {"synonym_threshold": 0.9}
+    assert build_options("hybrid-ppr:fact_vector=triple,damping=0.5") == {
+        "fact-vectors": {"fact_vector": "triple"}
+    }
+    assert build_options("hybrid-ppr:synonym_threshold=0.9") == {
+        "synonyms": {"synonym_threshold": 0.9}
+    }
 
 
 def test_a_variant_that_changes_layers_is_benched_on_an_index_of_its_own(tmp_path, sample_path):

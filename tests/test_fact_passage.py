@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from doubles import WordEmbedder
 
+from hygraph.errors import ConfigError
 from hygraph.graph.kinds import EdgeKind
 from hygraph.graph.store import Edge
 from hygraph.index import GraphIndex
@@ -257,3 +258,14 @@ def test_an_embedder_that_cannot_pool_embeds_the_triples(tmp_path):
 def test_fact_vector_is_checked():
     with pytest.raises(Exception, match="fact_vector"):
         FactVectorsConfig(fact_vector="sentence")
+
+
+def test_an_index_refuses_a_variant_its_layers_are_not_built_for(tmp_path, minilm):
+    """One configuration per layer: asking an index whose facts are pooled for triples
+    would be silently ignored, so it is refused, and the index keeps working."""
+    with GraphIndex(tmp_path / "idx", embedder=minilm, progress=False) as index:
+        index.insert(DOCS[:1], methods=["hybrid-ppr"])
+        with pytest.raises(ConfigError, match="fact_vector=passage"):
+            index.insert(DOCS[1:2], methods=["hybrid-ppr:fact_vector=triple"])
+        index.insert(DOCS[1:2], methods=["hybrid-ppr:fact_vector=passage,damping=0.5"])
+        assert index.retrieve("Who built the dock?", "hybrid-ppr", top_k=1).passages

@@ -55,6 +55,7 @@ from hygraph.methods.base import (
     RECOMMENDED_METHOD,
     Method,
     get_method,
+    layer_options,
     parse_method_spec,
     saved_options,
 )
@@ -584,7 +585,8 @@ class GraphIndex:
         # "name:key=value" sets a new method's options (unknown names fail fast here).
         requested = [parse_method_spec(m) for m in methods or ()]
         self._finish_deletes(self._journal.pending())  # a delete killed half-way ends first
-        for base, options in requested:
+        for (base, options), spec in zip(requested, methods or (), strict=True):
+            self._check_layer_options(spec, base, options)
             if base not in self.manifest.methods and options:
                 self._methods.pop(base, None)
                 self.manifest.methods[base] = get_method(base)(options).config.to_dict()
@@ -711,6 +713,22 @@ class GraphIndex:
             make = partial(keep_query_matrices, self.resources, steps, walks=walks)
             self.resources.matrices.keep(make, now=walks)  # a small insert's: once they pause
         return counts
+
+    def _check_layer_options(self, spec: str, base: str, options: dict[str, Any]) -> None:
+        """Refuse a method spec whose options configure a layer this index already holds
+        otherwise: an index keeps one configuration per layer, and the spec's options
+        would be silently ignored (``hybrid-ppr:fact_vector=triple`` in an index whose
+        facts are pooled). Build such a variant into an index of its own."""
+        for layer, wanted in layer_options(base, options).items():
+            saved = self.manifest.layers.get(layer) or {}
+            clash = {k: v for k, v in wanted.items() if k in saved and saved[k] != v}
+            if clash:
+                held = ", ".join(f"{k}={saved[k]}" for k in clash)
+                raise ConfigError(
+                    f"{spec!r} configures the {layer} layer otherwise than this index "
+                    f"holds it ({held}); an index keeps one configuration per layer: "
+                    "build this variant into an index of its own"
+                )
 
     def layer(self, name: str, options: Any = None) -> Layer:
         """The layer ``name`` of this index, configured as built (or from a method's config)."""

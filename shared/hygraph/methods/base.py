@@ -195,18 +195,24 @@ def layer_closure(names: tuple[str, ...] | list[str]) -> list[str]:
     return layer_order(names)
 
 
-def build_options(spec: str) -> dict[str, Any]:
+def build_options(spec: str) -> dict[str, dict[str, Any]]:
     """The options of a method spec that change how its layers are built: those naming a
-    field of one of its layers' configs (``hybrid-ppr:fact_vector=triple``). The others
-    apply at query time. An index keeps one configuration per layer, so a variant with
+    field of one of its layers' configs (``hybrid-ppr:fact_vector=triple``), by layer.
+    The others apply at query time. An index keeps one configuration per layer, so a variant with
     build options needs an index of its own (``hygraph bench`` builds one)."""
+    return layer_options(*parse_method_spec(spec))
+
+
+def layer_options(name: str, options: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Of a method's ``options``, those that configure its layers, by layer name."""
     from hygraph.layers.base import get_layer
 
-    name, options = parse_method_spec(spec)
-    cls = get_method(name)
-    built = {f.name for layer in layer_closure(cls(options).layers)
-             for f in fields(get_layer(layer).Config)}  # fmt: skip
-    return {key: value for key, value in options.items() if key in built}
+    out: dict[str, dict[str, Any]] = {}
+    for layer in layer_closure(get_method(name)(options).layers):
+        known = {f.name for f in fields(get_layer(layer).Config)}
+        if mine := {k: v for k, v in options.items() if k in known}:
+            out[layer] = mine
+    return out
 
 
 #: The recommended method: built by default, and used when no method is named (the
