@@ -43,18 +43,9 @@ from hygraph.graph.entity_graph import entity_node_id
 from hygraph.graph.kinds import EdgeKind, NodeKind
 from hygraph.index import GraphIndex
 from hygraph.ingest.tokenizer import default_tokenizer
-from hygraph.layers.fact_spans import MAX_SPAN_CHARS, first_chunk
+from hygraph.layers.fact_spans import MAX_SPAN_CHARS, first_chunk, mentions
 from hygraph.layers.fact_vectors import cooccurrence
 from hygraph.models.embedders import bundled_minilm
-
-
-def _mentions(lowered: str, name: str) -> list[tuple[int, int]]:
-    needle = name.strip().lower()
-    found, at = [], lowered.find(needle) if needle else -1
-    while at >= 0:
-        found.append((at, at + len(needle)))
-        at = lowered.find(needle, at + 1)
-    return found
 
 
 def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
@@ -68,7 +59,7 @@ def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
 def _region(args: argparse.Namespace, text: str, source: str, target: str) -> list[Any] | None:
     """The character ranges to pool for a fact, or None (it keeps its triple or names)."""
     lowered = text.lower()
-    first, second = _mentions(lowered, source), _mentions(lowered, target)
+    first, second = mentions(lowered, source), mentions(lowered, target)
     if first and second:
         a, b = min(((a, b) for a in first for b in second), key=lambda p: abs(p[0][0] - p[1][0]))
         start, end = min(a[0], b[0]), max(a[1], b[1])

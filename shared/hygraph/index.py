@@ -54,8 +54,8 @@ from hygraph.manifest import MANIFEST_NAME, Manifest, path_inside
 from hygraph.methods.base import (
     RECOMMENDED_METHOD,
     Method,
+    check_layer_options,
     get_method,
-    layer_options,
     parse_method_spec,
     saved_options,
 )
@@ -586,7 +586,7 @@ class GraphIndex:
         requested = [parse_method_spec(m) for m in methods or ()]
         self._finish_deletes(self._journal.pending())  # a delete killed half-way ends first
         for (base, options), spec in zip(requested, methods or (), strict=True):
-            self._check_layer_options(spec, base, options)
+            check_layer_options(spec, base, options, self.manifest.layers)
             if base not in self.manifest.methods and options:
                 self._methods.pop(base, None)
                 self.manifest.methods[base] = get_method(base)(options).config.to_dict()
@@ -713,22 +713,6 @@ class GraphIndex:
             make = partial(keep_query_matrices, self.resources, steps, walks=walks)
             self.resources.matrices.keep(make, now=walks)  # a small insert's: once they pause
         return counts
-
-    def _check_layer_options(self, spec: str, base: str, options: dict[str, Any]) -> None:
-        """Refuse a method spec whose options configure a layer this index already holds
-        otherwise: an index keeps one configuration per layer, and the spec's options
-        would be silently ignored (``hybrid-ppr:fact_vector=triple`` in an index whose
-        facts are pooled). Build such a variant into an index of its own."""
-        for layer, wanted in layer_options(base, options).items():
-            saved = self.manifest.layers.get(layer) or {}
-            clash = {k: v for k, v in wanted.items() if k in saved and saved[k] != v}
-            if clash:
-                held = ", ".join(f"{k}={saved[k]}" for k in clash)
-                raise ConfigError(
-                    f"{spec!r} configures the {layer} layer otherwise than this index "
-                    f"holds it ({held}); an index keeps one configuration per layer: "
-                    "build this variant into an index of its own"
-                )
 
     def layer(self, name: str, options: Any = None) -> Layer:
         """The layer ``name`` of this index, configured as built (or from a method's config)."""

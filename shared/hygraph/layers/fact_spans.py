@@ -64,7 +64,7 @@ def find_region(text: str, source: str, target: str) -> Region | None:
     """The character ranges of ``text`` a fact between ``source`` and ``target`` is pooled
     from (letter case ignored; the module's rules), or None when neither is named."""
     lowered = text.lower()
-    first, second = _mentions(lowered, source), _mentions(lowered, target)
+    first, second = mentions(lowered, source), mentions(lowered, target)
     if first and second:
         a, b = min(((a, b) for a in first for b in second),
                    key=lambda p: max(p[0][1], p[1][1]) - min(p[0][0], p[1][0]))  # fmt: skip
@@ -97,7 +97,7 @@ def _sentences(text: str) -> tuple[tuple[int, int], ...]:
     return tuple(split_sentences(text))
 
 
-def _mentions(lowered: str, name: str) -> list[tuple[int, int]]:
+def mentions(lowered: str, name: str) -> list[tuple[int, int]]:
     """Every ``(start, end)`` where ``name`` occurs in ``lowered`` (already lower case)."""
     needle = name.strip().lower()
     if not needle:

@@ -215,6 +215,26 @@ def layer_options(name: str, options: dict[str, Any]) -> dict[str, dict[str, Any
     return out
 
 
+def check_layer_options(
+    spec: str, name: str, options: dict[str, Any], built: dict[str, dict[str, Any]]
+) -> None:
+    """Refuse a method spec whose options configure a layer an index already holds
+    otherwise (``built``: the index's saved layer configurations). An index keeps one
+    configuration per layer, and the spec's options would be silently ignored
+    (``hybrid-ppr:fact_vector=triple`` in an index whose facts are pooled); such a
+    variant belongs in an index of its own."""
+    for layer, wanted in layer_options(name, options).items():
+        saved = built.get(layer) or {}
+        clash = {k: v for k, v in wanted.items() if k in saved and saved[k] != v}
+        if clash:
+            held = ", ".join(f"{k}={saved[k]}" for k in clash)
+            raise ConfigError(
+                f"{spec!r} configures the {layer} layer otherwise than this index holds it "
+                f"({held}); an index keeps one configuration per layer: build this variant "
+                "into an index of its own"
+            )
+
+
 #: The recommended method: built by default, and used when no method is named (the
 #: demo, ``GraphIndex.query``, the CLI and both framework integrations).
 RECOMMENDED_METHOD = "hybrid-ppr"
