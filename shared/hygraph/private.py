@@ -39,9 +39,8 @@ def private_dir(path: Path) -> Path:
 #: Folder → its modification time (ns) when all its entries were last tightened, kept
 #: once that time was :data:`SETTLED_NS` old. While a folder's time is unchanged no entry
 #: was added, removed or renamed in it (a file written in place keeps its mode), so a walk
-#: visits only its subfolders: most of an index's files sit in folders an insert does not
-#: touch. A folder changed more recently is walked in full, since a coarse file-system
-#: clock could give a change just after the walk the same time.
+#: visits only its subfolders there. A folder changed more recently is walked in full,
+#: since a coarse file-system clock could give a change just after the walk the same time.
 _SETTLED: dict[str, int] = {}
 SETTLED_NS = 1_000_000_000
 
