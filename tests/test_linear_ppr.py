@@ -16,6 +16,7 @@ from scipy import sparse
 from test_ppr_methods import A, B, kg, op  # noqa: F401 - kg is a fixture
 
 from hygraph import GraphIndex
+from hygraph.graph.algorithms import linear_ppr
 from hygraph.graph.algorithms.linear_ppr import degrees, linear_ppr_block, push_ppr
 from hygraph.graph.algorithms.ppr import personalized_pagerank, symmetric_adjacency
 from hygraph.graph.ppr_views import passage_walk
@@ -68,7 +69,12 @@ def _transition() -> sparse.csr_matrix:
 
 
 @pytest.mark.parametrize("threshold", [1e-2, 1e-4, 1e-7])
-def test_push_stays_below_the_exact_walk_by_at_most_threshold_times_degree(threshold):
+@pytest.mark.parametrize("whole_share", [1.0, 0.3, 0.0])
+def test_push_stays_below_the_exact_walk_by_at_most_threshold_times_degree(
+    threshold, whole_share, monkeypatch
+):
+    # 1: rows only (a plain push); 0: every round multiplies the whole matrix; 0.3 mixes.
+    monkeypatch.setattr(linear_ppr, "WHOLE_SHARE", whole_share)
     adjacency = _graph()
     degree = degrees(adjacency)
     assert degree.tolist() == [1, 4, 2, 2, 2.5, 1.5, 0]
@@ -84,6 +90,30 @@ def test_push_stays_below_the_exact_walk_by_at_most_threshold_times_degree(thres
     # when the threshold is loose, and the exact value once it is tight.
     if threshold == 1e-7:
         assert estimate == pytest.approx(exact, abs=1e-6)
+
+
+@pytest.mark.parametrize("kernels", [True, False])
+@pytest.mark.parametrize("index_type", [np.int32, np.int64])
+def test_row_products_equal_scipys_operators(kernels, index_type, monkeypatch):
+    if not kernels:  # the public operators, as where scipy lacks the kernels
+        monkeypatch.setattr(linear_ppr, "_kernels", lambda _adjacency: None)
+    rng = np.random.default_rng(5)
+    matrix = sparse.random(60, 60, density=0.1, random_state=7, format="csr")
+    matrix = sparse.csr_matrix(matrix + matrix.T)
+    matrix.indptr = matrix.indptr.astype(index_type)
+    matrix.indices = matrix.indices.astype(index_type)
+    products = linear_ppr.RowProducts(matrix)
+    out = rng.random(60)
+    expected = out.copy()
+    for size in (3, 40, 5):  # the buffers grow past their first size, then are reused
+        rows = np.sort(rng.choice(60, size, replace=False))
+        weights = rng.random(size)
+        products.add_rows_transposed(rows, weights, out)
+        expected += matrix[rows].T @ weights
+        assert products.entries(rows) == matrix[rows].nnz
+    assert out == pytest.approx(expected, abs=1e-12)
+    x = rng.random(60)
+    assert products.product(x) == pytest.approx(matrix @ x, abs=1e-12)
 
 
 def _walk_state(kg, question: str) -> State:  # noqa: F811

@@ -23,13 +23,92 @@ of a dense part and a sparse part can be walked in two pieces:
   undirected graph every node's score is then below its exact value by at most
   ``threshold · deg(v)`` (``deg(u) ppr_u(v) = deg(v) ppr_v(u)``), whatever the size of
   the graph. Each round pushes every node above the threshold at once, a sparse
-  product over their rows only.
+  product over their rows only (:class:`RowProducts`); a round whose nodes hold more
+  than :data:`WHOLE_SHARE` of the graph's entries pushes every node holding mass
+  instead, one product with the whole matrix.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
+
+#: A push round whose nodes' rows hold more than this share of the matrix's entries
+#: multiplies the whole matrix instead of gathering those rows: on a small passage walk
+#: at a tight threshold most rounds reach most of the graph, and a whole product costs
+#: several times less per entry (``benchmarks/push_rounds.py``). 1 or more: rows only.
+WHOLE_SHARE = 0.2
+
+
+class RowProducts:
+    """``out += A[rows]ᵀ · x`` and ``A · x`` for one CSR matrix, with scipy's compiled
+    kernels called directly.
+
+    The plain ``A[rows].T @ x`` builds a new sparse matrix (its checks, two fresh
+    arrays as long as the rows' entries) and a dense result to add, every push round;
+    on the passage walk that overhead was most of a query's push (about 0.4 ms a round
+    at 25,000 passages). Here the rows are copied into two buffers kept across rounds
+    (``csr_row_index``) and multiplied straight into ``out`` (``csc_matvec``: the copied
+    rows are the columns of ``A[rows]ᵀ``). The kernels are not scipy's public API (as in
+    :func:`~hygraph.graph.algorithms.ppr.personalized_pagerank`'s product); where they
+    cannot be imported, or the matrix's index arrays differ in type, the public
+    operators are used, with the same sums.
+    """
+
+    def __init__(self, adjacency: sparse.csr_matrix) -> None:
+        self.matrix = adjacency
+        self.n = adjacency.shape[0]
+        self.pointers = adjacency.indptr
+        self._kernels = _kernels(adjacency)
+        self._columns = np.empty(0, dtype=adjacency.indices.dtype)
+        self._values = np.empty(0, dtype=np.float64)
+
+    def entries(self, rows: np.ndarray) -> int:
+        """How many stored entries the rows ``rows`` hold."""
+        return int((self.pointers[rows + 1] - self.pointers[rows]).sum())
+
+    def add_rows_transposed(self, rows: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+        """``out += A[rows]ᵀ · x`` (``x``: one float64 weight per row; ``out``: float64)."""
+        if self._kernels is None:
+            out += self.matrix[rows].T @ x
+            return
+        row_index, csc_matvec, _ = self._kernels
+        kind = self.pointers.dtype
+        counts = self.pointers[rows + 1] - self.pointers[rows]
+        starts = np.zeros(len(rows) + 1, dtype=kind)
+        np.cumsum(counts, out=starts[1:])
+        total = int(starts[-1])
+        if total > len(self._values):  # grown to the largest round so far, kept for the next
+            size = max(total, 2 * len(self._values))
+            self._columns = np.empty(size, dtype=kind)
+            self._values = np.empty(size, dtype=np.float64)
+        picked = rows.astype(kind, copy=False)
+        row_index(len(rows), picked, self.pointers, self.matrix.indices, self.matrix.data,
+                  self._columns, self._values)  # fmt: skip
+        csc_matvec(self.n, len(rows), starts, self._columns, self._values,
+                   np.ascontiguousarray(x, dtype=np.float64), out)  # fmt: skip
+
+    def product(self, x: np.ndarray) -> np.ndarray:
+        """``A · x`` as a new float64 vector."""
+        if self._kernels is None:
+            return np.asarray(self.matrix @ x, dtype=np.float64)
+        *_, csr_matvec = self._kernels
+        out = np.zeros(self.n, dtype=np.float64)
+        csr_matvec(self.n, self.matrix.shape[1], self.pointers, self.matrix.indices,
+                   self.matrix.data, np.ascontiguousarray(x, dtype=np.float64), out)  # fmt: skip
+        return out
+
+
+def _kernels(adjacency: sparse.csr_matrix) -> tuple | None:
+    """scipy's ``csr_row_index``, ``csc_matvec`` and ``csr_matvec``, where importable and
+    the matrix suits them (float64 values, one index type); else None."""
+    try:
+        from scipy.sparse._sparsetools import csc_matvec, csr_matvec, csr_row_index
+    except ImportError:  # pragma: no cover - a scipy without the kernels under these names
+        return None
+    if adjacency.data.dtype != np.float64 or adjacency.indptr.dtype != adjacency.indices.dtype:
+        return None
+    return csr_row_index, csc_matvec, csr_matvec
 
 
 def degrees(adjacency: sparse.csr_matrix) -> np.ndarray:
@@ -99,20 +178,30 @@ def push_ppr(
     deg(v)`` on a symmetric ``adjacency`` (the residual's own future mass); each
     ``residual[u]`` left is at most ``threshold · deg(u)`` (a node without edges
     keeps none: its mass is settled, the rest lost, as in ``x``).
+
+    Pushing a node below its threshold is a valid push too (it only settles mass
+    sooner), so a round whose nodes reach past :data:`WHOLE_SHARE` of the entries
+    pushes every node at once with one product by the whole matrix (``adjacency`` must
+    be symmetric: it stands for its transpose there, a CSR product being the cheaper);
+    the bound above holds either way.
     """
     estimate = np.zeros(len(degree), dtype=np.float64)
     residual = np.asarray(restart, dtype=np.float64).copy()
-    limit = threshold * degree
+    limit = threshold * np.asarray(degree, dtype=np.float64)  # ≥ 0: above it means > 0 too
     linked = degree > 0
     inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=linked)
+    products = RowProducts(adjacency)
+    whole = WHOLE_SHARE * adjacency.nnz
     for _ in range(max_rounds):
-        pushed = np.flatnonzero((residual > limit) & (residual > 0))
+        pushed = np.flatnonzero(residual > limit)
         if pushed.size == 0:
             break
+        if products.entries(pushed) > whole:
+            estimate += (1.0 - damping) * residual
+            residual = products.product(damping * residual * inverse)  # symmetric: its own Aᵀ
+            continue
         mass = residual[pushed]
         estimate[pushed] += (1.0 - damping) * mass
         residual[pushed] = 0.0
-        spread = damping * mass * inverse[pushed]
-        rows = adjacency[pushed]  # the pushed nodes' neighbours, a few rows of the CSR
-        residual += rows.T @ spread
+        products.add_rows_transposed(pushed, damping * mass * inverse[pushed], residual)
     return estimate, residual

@@ -1,0 +1,127 @@
+"""The default's local push replayed: scipy's operators against its kernels called directly,
+and whole-matrix rounds from several shares of the graph.
+
+Asks ``--n`` questions of ``hybrid-ppr`` on an index whose walk uses its build-time
+matrix (5,000 passages or more; ``--min-chunks 0`` writes and uses one on a smaller
+index), keeps what each query handed to
+:func:`~hygraph.graph.algorithms.linear_ppr.push_ppr` (the sparse restart and its
+threshold), then replays every captured push in each variant, the variants taking
+turns over ``--rounds`` rounds: ``operators`` (rows gathered with ``A[rows].T @ x``,
+as before :class:`~hygraph.graph.algorithms.linear_ppr.RowProducts`), then the kernels
+with :data:`~hygraph.graph.algorithms.linear_ppr.WHOLE_SHARE` set to each of
+``--shares`` (1: rows only). Prints each variant's median milliseconds a push and the
+largest gap of its estimates to the ``operators`` push in units of the bound
+(``threshold · deg``: whole-matrix rounds settle mass sooner, so the gap stays below 1;
+rows only, the two agree to rounding).
+
+    .venv/bin/python benchmarks/push_rounds.py --index INDEX \\
+        --questions ../shared/data/musique/questions.jsonl [--n 40] [--out push.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def capture(index_path: Path, questions: list[str], min_chunks: int | None) -> tuple:
+    """``(adjacency, degree, [(restart, threshold, damping), ...])`` of the pushes."""
+    import hygraph.graph.algorithms.linear_ppr as linear
+    import hygraph.operators.passage_prior as prior
+    from hygraph import GraphIndex
+
+    if min_chunks is not None:
+        prior.MIN_CHUNKS = min_chunks
+    calls: list[tuple[np.ndarray, float, float]] = []
+    graph: dict[str, object] = {}
+    original = linear.push_ppr
+
+    def recording(adjacency, degree, restart, *, damping, threshold, **kw):  # type: ignore[no-untyped-def]
+        calls.append((np.array(restart, dtype=np.float64), threshold, damping))
+        graph.update(adjacency=adjacency, degree=degree)
+        return original(adjacency, degree, restart, damping=damping, threshold=threshold, **kw)
+
+    linear.push_ppr = recording
+    try:
+        with GraphIndex.open(index_path, progress=False) as index:
+            index.insert(methods=["hybrid-ppr"])  # writes the walk matrix where it is missing
+            for q in questions:
+                index.retrieve(q, method="hybrid-ppr", top_k=10)
+    finally:
+        linear.push_ppr = original
+    if not calls:
+        raise SystemExit("no push: the index walks its whole graph (try --min-chunks 0)")
+    return graph["adjacency"], graph["degree"], calls
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--questions", type=Path, required=True)
+    parser.add_argument("--n", type=int, default=40)
+    parser.add_argument("--shares", default="1,0.5,0.2,0.1,0.05")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--min-chunks", type=int, default=None)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+
+    import hygraph.graph.algorithms.linear_ppr as linear
+
+    questions = [json.loads(x)["question"] for x in args.questions.open()][: args.n]
+    adjacency, degree, calls = capture(args.index, questions, args.min_chunks)
+    shares = [float(x) for x in args.shares.split(",")]
+    variants = [("operators", None), *((f"kernels, whole share {x:g}", x) for x in shares)]
+    times: dict[str, list[float]] = {name: [] for name, _ in variants}
+    results: dict[str, list[np.ndarray]] = {}
+    kept_share, kept_kernels = linear.WHOLE_SHARE, linear._kernels
+    try:
+        for r in range(args.rounds):
+            for name, share in variants if r % 2 == 0 else variants[::-1]:
+                linear.WHOLE_SHARE = 1.0 if share is None else share
+                linear._kernels = (lambda _a: None) if share is None else kept_kernels
+                out = []
+                for restart, threshold, damping in calls:
+                    t = time.perf_counter()
+                    est, _ = linear.push_ppr(adjacency, degree, restart, damping=damping,
+                                             threshold=threshold)  # fmt: skip
+                    times[name].append(time.perf_counter() - t)
+                    out.append(est)
+                results[name] = out
+    finally:
+        linear.WHOLE_SHARE, linear._kernels = kept_share, kept_kernels
+    plain = results["operators"]
+    base = statistics.median(times["operators"])
+    lines = [
+        f"# Push rounds: {args.index}",
+        "",
+        f"- command: `python benchmarks/push_rounds.py --index {args.index} --questions "
+        f"{args.questions} --n {args.n} --shares {args.shares} --rounds {args.rounds}"
+        + (f" --min-chunks {args.min_chunks}" if args.min_chunks is not None else "")
+        + "`",
+        f"- date: {time.strftime('%Y-%m-%d')}; graph: {adjacency.shape[0]} nodes, "
+        f"{adjacency.nnz} entries; {len(calls)} pushes replayed {args.rounds} times each",
+        "",
+        "| variant | median ms | against operators | largest gap / bound |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, _ in variants:
+        gap = max(
+            float(np.max(np.abs(a - b) / np.maximum(th * degree, 1e-300)))
+            for a, b, (_, th, _) in zip(results[name], plain, calls, strict=True)
+        )
+        median = statistics.median(times[name])
+        lines.append(f"| {name} | {1000 * median:.2f} | {median / base:.2f}× | {gap:.3f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
