@@ -45,9 +45,10 @@ class RowProducts:
     kernels called directly.
 
     The plain ``A[rows].T @ x`` builds a new sparse matrix (its checks, two fresh
-    arrays as long as the rows' entries) and a dense result to add, every push round;
-    on the passage walk that overhead was most of a query's push (about 0.4 ms a round
-    at 25,000 passages). Here the rows are copied into two buffers kept across rounds
+    arrays as long as the rows' entries) and a dense result to add, every push round:
+    on the passage walk at 25,000 passages about 0.4 ms a round, twice what the same
+    copy and product cost this way (``benchmarks/results/push-kernels.md``). Here the
+    rows are copied into two buffers kept across rounds
     (``csr_row_index``) and multiplied straight into ``out`` (``csc_matvec``: the copied
     rows are the columns of ``A[rows]ᵀ``). The kernels are not scipy's public API (as in
     :func:`~hygraph.graph.algorithms.ppr.personalized_pagerank`'s product); where they
