@@ -30,6 +30,8 @@ of a dense part and a sparse part can be walked in two pieces:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy import sparse
 
@@ -61,21 +63,29 @@ class RowProducts:
         self.n = adjacency.shape[0]
         self.pointers = adjacency.indptr
         self._kernels = _kernels(adjacency)
+        self._whole: Callable[[np.ndarray, np.ndarray], None] | None = None
         self._columns = np.empty(0, dtype=adjacency.indices.dtype)
         self._values = np.empty(0, dtype=np.float64)
 
-    def entries(self, rows: np.ndarray) -> int:
-        """How many stored entries the rows ``rows`` hold."""
-        return int((self.pointers[rows + 1] - self.pointers[rows]).sum())
+    def counts(self, rows: np.ndarray) -> np.ndarray:
+        """How many stored entries each of the rows ``rows`` holds."""
+        return self.pointers[rows + 1] - self.pointers[rows]
 
-    def add_rows_transposed(self, rows: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
-        """``out += A[rows]ᵀ · x`` (``x``: one float64 weight per row; ``out``: float64)."""
+    def entries(self, rows: np.ndarray) -> int:
+        """How many stored entries the rows ``rows`` hold in all."""
+        return int(self.counts(rows).sum())
+
+    def add_rows_transposed(
+        self, rows: np.ndarray, x: np.ndarray, out: np.ndarray, counts: np.ndarray | None = None
+    ) -> None:
+        """``out += A[rows]ᵀ · x`` (``x``: one float64 weight per row; ``out``: float64;
+        ``counts``: :meth:`counts` of ``rows`` where the caller has them)."""
         if self._kernels is None:
             out += self.matrix[rows].T @ x
             return
-        row_index, csc_matvec, _ = self._kernels
+        row_index, csc_matvec = self._kernels
         kind = self.pointers.dtype
-        counts = self.pointers[rows + 1] - self.pointers[rows]
+        counts = self.counts(rows) if counts is None else counts
         starts = np.zeros(len(rows) + 1, dtype=kind)
         np.cumsum(counts, out=starts[1:])
         total = int(starts[-1])
@@ -90,26 +100,26 @@ class RowProducts:
                    np.ascontiguousarray(x, dtype=np.float64), out)  # fmt: skip
 
     def product(self, x: np.ndarray) -> np.ndarray:
-        """``A · x`` as a new float64 vector."""
-        if self._kernels is None:
-            return np.asarray(self.matrix @ x, dtype=np.float64)
-        *_, csr_matvec = self._kernels
-        out = np.zeros(self.n, dtype=np.float64)
-        csr_matvec(self.n, self.matrix.shape[1], self.pointers, self.matrix.indices,
-                   self.matrix.data, np.ascontiguousarray(x, dtype=np.float64), out)  # fmt: skip
+        """``A · x`` as a new float64 vector (the whole-graph walk's product kernel)."""
+        from hygraph.graph.algorithms.ppr import _matvec_into
+
+        if self._whole is None:
+            self._whole = _matvec_into(self.matrix)
+        out = np.empty(self.n, dtype=np.float64)
+        self._whole(np.ascontiguousarray(x, dtype=np.float64), out)
         return out
 
 
 def _kernels(adjacency: sparse.csr_matrix) -> tuple | None:
-    """scipy's ``csr_row_index``, ``csc_matvec`` and ``csr_matvec``, where importable and
-    the matrix suits them (float64 values, one index type); else None."""
+    """scipy's ``csr_row_index`` and ``csc_matvec``, where importable and the matrix
+    suits them (float64 values, one index type); else None."""
     try:
-        from scipy.sparse._sparsetools import csc_matvec, csr_matvec, csr_row_index
+        from scipy.sparse._sparsetools import csc_matvec, csr_row_index
     except ImportError:  # pragma: no cover - a scipy without the kernels under these names
         return None
     if adjacency.data.dtype != np.float64 or adjacency.indptr.dtype != adjacency.indices.dtype:
         return None
-    return csr_row_index, csc_matvec, csr_matvec
+    return csr_row_index, csc_matvec
 
 
 def degrees(adjacency: sparse.csr_matrix) -> np.ndarray:
@@ -197,12 +207,13 @@ def push_ppr(
         pushed = np.flatnonzero(residual > limit)
         if pushed.size == 0:
             break
-        if products.entries(pushed) > whole:
+        counts = products.counts(pushed)
+        if int(counts.sum()) > whole:
             estimate += (1.0 - damping) * residual
             residual = products.product(damping * residual * inverse)  # symmetric: its own Aᵀ
             continue
         mass = residual[pushed]
         estimate[pushed] += (1.0 - damping) * mass
         residual[pushed] = 0.0
-        products.add_rows_transposed(pushed, damping * mass * inverse[pushed], residual)
+        products.add_rows_transposed(pushed, damping * mass * inverse[pushed], residual, counts)
     return estimate, residual
