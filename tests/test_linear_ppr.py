@@ -92,6 +92,57 @@ def test_push_stays_below_the_exact_walk_by_at_most_threshold_times_degree(
         assert estimate == pytest.approx(exact, abs=1e-6)
 
 
+def _plain_push(adjacency, degree, restart, *, damping, threshold):
+    """The push as first written: every round compares all n residuals with their
+    thresholds and pushes each node above it (rows only)."""
+    estimate = np.zeros(len(degree))
+    residual = restart.astype(np.float64).copy()
+    limit = threshold * degree
+    inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
+    while (pushed := np.flatnonzero(residual > limit)).size:
+        mass = residual[pushed]
+        estimate[pushed] += (1.0 - damping) * mass
+        residual[pushed] = 0.0
+        residual += adjacency[pushed].T @ (damping * mass * inverse[pushed])
+    return estimate, residual
+
+
+@pytest.mark.parametrize("kernels", [True, False])
+@pytest.mark.parametrize(
+    ("whole_share", "scan_share"), [(1.0, 1e9), (1.0, 0.0), (1.0, 0.125), (0.3, 0.125)]
+)
+def test_push_looking_only_where_mass_arrived_pushes_what_a_scan_of_every_node_does(
+    kernels, whole_share, scan_share, monkeypatch
+):
+    # A round looks only at the nodes the last round added to (scan share 1e9: always;
+    # 0: never, every residual compared); a plain push compares every residual. Rows
+    # only, the two push the same nodes in the same order.
+    monkeypatch.setattr(linear_ppr, "WHOLE_SHARE", whole_share)
+    monkeypatch.setattr(linear_ppr, "SCAN_SHARE", scan_share)
+    if not kernels:
+        monkeypatch.setattr(linear_ppr, "_kernels", lambda _adjacency: None)
+    rng = np.random.default_rng(11)
+    matrix = sparse.random(400, 400, density=0.01, random_state=3, format="csr")
+    matrix = sparse.csr_matrix(matrix + matrix.T)  # symmetric; some nodes left without edges
+    matrix.setdiag(0.5 * (rng.random(400) < 0.05))  # a few self-loops: mass back to itself
+    matrix = sparse.csr_matrix(matrix)
+    degree = degrees(matrix)
+    restart = np.zeros(400)
+    restart[rng.choice(400, 12, replace=False)] = rng.random(12)
+    for threshold in (1e-3, 1e-6, 1e-9):
+        estimate, residual = push_ppr(matrix, degree, restart, damping=0.5, threshold=threshold)
+        plain, plain_residual = _plain_push(matrix, degree, restart, damping=0.5,
+                                            threshold=threshold)  # fmt: skip
+        if whole_share >= 1.0:
+            assert estimate == pytest.approx(plain, abs=1e-15)
+            assert residual == pytest.approx(plain_residual, abs=1e-15)
+        else:  # whole rounds settle mass sooner: within the bound, never above the walk
+            exact = _exact(matrix, restart, 0.5)
+            assert (exact - estimate >= -1e-15).all()
+            assert (exact - estimate <= threshold * degree + 1e-15).all()
+        assert (residual <= threshold * degree + 1e-15).all()
+
+
 @pytest.mark.parametrize("kernels", [True, False])
 @pytest.mark.parametrize("index_type", [np.int32, np.int64])
 def test_row_products_equal_scipys_operators(kernels, index_type, monkeypatch):

@@ -105,13 +105,12 @@ def _best(scores: np.ndarray, k: int) -> np.ndarray:
 
 
 def _ranked(ids: list[str], scores: np.ndarray, k: int) -> list[tuple[str, float]]:
-    """The ``k`` best positive scores (ties: earlier position first), as ``(id, score)``."""
-    out = []
-    for i in _best(scores, k):
-        if scores[i] <= 0:
-            break
-        out.append((ids[i], float(scores[i])))
-    return out
+    """The ``k`` best positive scores (ties: earlier position first), as ``(id, score)``.
+
+    Chosen among the positive scores alone: a walk pushed locally scores a few thousand
+    of a large graph's nodes, and the others need no partition."""
+    held = np.flatnonzero(scores > 0)
+    return [(ids[i], float(scores[i])) for i in held[_best(scores[held], k)].tolist()]
 
 
 # --------------------------------------------------------------------------- Link, PPR
