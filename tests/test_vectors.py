@@ -84,6 +84,19 @@ def test_missing_collection_is_empty(vectors):
     assert not vectors.has_collection("nope")
     assert vectors.count("nope") == 0
     assert vectors.existing("nope", ["a"]) == set()
+    assert vectors.best_score("nope", np.ones(8, dtype=np.float32)) is None
+
+
+def test_best_score_is_the_best_hits_score_and_the_negation_gives_the_least(vectors):
+    ids, vecs, payloads = _data()
+    vectors.ensure_collection("nodes", 8)
+    assert vectors.best_score("nodes", vecs[0]) is None  # empty
+    vectors.upsert("nodes", ids, vecs, payloads)
+    query = np.random.default_rng(2).normal(size=8).astype(np.float32)
+    assert vectors.best_score("nodes", query) == vectors.search("nodes", query, 1)[0].score
+    unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    least = float((unit @ (query / np.linalg.norm(query))).min())
+    assert -vectors.best_score("nodes", -query) == pytest.approx(least, abs=1e-5)
 
 
 def test_edge_reopen_keeps_points(tmp_path):

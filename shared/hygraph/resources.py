@@ -412,8 +412,7 @@ class Resources:
         a little above the true one at worst), so the cost stays logarithmic.
         ``greatest``: the best hit of a search with ``vector`` made already (no second)."""
         if greatest is None:
-            best = self.vectors.search(collection, vector, 1)
-            greatest = best[0].score if best else None
+            greatest = self.vectors.best_score(collection, vector)
         low = self.least_cosine(collection, vector)
         return None if greatest is None or low is None else (greatest, low)
 
@@ -422,8 +421,8 @@ class Resources:
         :meth:`cosine_range`): the nearest point to its negation."""
         if not self.vectors.has_collection(collection):
             return None
-        worst = self.vectors.search(collection, -np.asarray(vector, dtype=np.float32), 1)
-        return -worst[0].score if worst else None
+        worst = self.vectors.best_score(collection, -np.asarray(vector, dtype=np.float32))
+        return None if worst is None else -worst
 
     def vector_stamp(self, collection: str) -> str | None:
         """:meth:`hygraph.kept_matrices.KeptMatrices.vector_stamp`."""

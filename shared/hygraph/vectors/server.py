@@ -237,6 +237,16 @@ class ServerVectorIndex:
         found = [VectorHit(p.payload["id"], float(p.score), dict(p.payload)) for p in points]
         return by_score_then_id(found, max(1, int(k)))
 
+    def best_score(self, name: str, vector: np.ndarray) -> float | None:
+        if not self.has_collection(name):
+            return None
+        using = self._vector_name(name)
+        response = self.client.query_points(
+            self._name(name), query=as_vector_list(vector), using=using or None, limit=1,
+            with_payload=False,
+        )  # fmt: skip
+        return float(response.points[0].score) if response.points else None
+
     def delete(self, name: str, ids: Sequence[str]) -> None:
         if not ids or not self.has_collection(name):
             return
