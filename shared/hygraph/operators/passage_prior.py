@@ -285,15 +285,17 @@ def walk_scores(
     total = dense_total + float(estimate.sum()) + float(residual.sum())
     scores = np.where(walk.is_chunk, estimate, 0.0)
     probed = _probed(prior, unit)
-    take = np.zeros(len(prior.ids), dtype=bool)
-    for start, stop in probed:
-        take[start:stop] = True
+    # The rows of passages the push reached outside the probed clusters, in row order:
+    # marked in a byte a row (each reached position has its own row), no sort.
+    extra = np.zeros(len(prior.ids), dtype=bool)
     reached = prior.row_at[np.flatnonzero(scores)]
-    reached = np.unique(reached[reached >= 0])
+    extra[reached[reached >= 0]] = True
+    for start, stop in probed:
+        extra[start:stop] = False
     # The probed clusters' rows are read in place (slices of the mapped file), the rows
     # only the push reached are gathered; each row is added once.
     # einsum, not ``@``: BLAS threads left spinning slow the next query (see exact_scores).
-    for rows in [*(slice(a, b) for a, b in probed), reached[~take[reached]]]:
+    for rows in [*(slice(a, b) for a, b in probed), np.flatnonzero(extra)]:
         dense = scale * np.einsum("ij,j->i", prior.rows[rows], unit).astype(np.float64)
         scores[prior.at[rows]] += dense
     return scores / total if total > 0 else scores
