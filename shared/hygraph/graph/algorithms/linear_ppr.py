@@ -25,7 +25,9 @@ of a dense part and a sparse part can be walked in two pieces:
   the graph. Each round pushes every node above the threshold at once, a sparse
   product over their rows only (:class:`RowProducts`); a round whose nodes hold more
   than :data:`WHOLE_SHARE` of the graph's entries pushes every node holding mass
-  instead, one product with the whole matrix.
+  instead, one product with the whole matrix. A round finds its nodes among those the
+  last one added to where that round was narrow (:data:`SCAN_SHARE`), so that the
+  work of a question does not grow with the nodes it never reaches.
 """
 
 from __future__ import annotations
