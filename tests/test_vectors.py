@@ -237,7 +237,10 @@ def test_server_adopts_an_existing_collection_with_foreign_points(client):
     )
     client.upsert(
         "app",
-        [models.PointStruct(id=7, vector=vecs[0].tolist(), payload={"page_content": "theirs"})],
+        [
+            models.PointStruct(id=7, vector=vecs[0].tolist(), payload={"page_content": "theirs"}),
+            models.PointStruct(id=8, vector=(-vecs[0]).tolist(), payload={"page_content": "x"}),
+        ],
     )
     index = open_vector_index(client=client, prefix="app_", names={"chunks": "app"})
     index.ensure_collection("chunks", 8)
@@ -245,8 +248,11 @@ def test_server_adopts_an_existing_collection_with_foreign_points(client):
     hits = index.search("chunks", vecs[0], 3)
     assert [h.id for h in hits][0] == "n0" and len(hits) == 3  # the foreign point is unseen
     assert index.count("chunks") == 20
+    # The least cosine is hygraph's points' too (the foreign -vecs[0] would give -1).
+    least = index.search("chunks", -vecs[0], 1)[0].score
+    assert index.best_score("chunks", -vecs[0]) == least < 0.999
     index.delete("chunks", ids)
-    assert client.count("app").count == 1  # the user's point stays
+    assert client.count("app").count == 2  # the user's points stay
 
 
 def test_server_refuses_a_collection_of_another_size_or_distance(client):

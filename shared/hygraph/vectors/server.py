@@ -243,7 +243,7 @@ class ServerVectorIndex:
         using = self._vector_name(name)
         response = self.client.query_points(
             self._name(name), query=as_vector_list(vector), using=using or None, limit=1,
-            with_payload=False,
+            query_filter=self._filter(name, None), with_payload=False,
         )  # fmt: skip
         return float(response.points[0].score) if response.points else None
 
