@@ -14,10 +14,8 @@ largest gap of its estimates to the ``operators`` push in units of the bound
 (``threshold · deg``: whole-matrix rounds settle mass sooner, so the gap stays below 1;
 rows only, the two agree to rounding). With ``--before FILE`` (an earlier
 ``linear_ppr.py``, for example from ``git show REV:shared/hygraph/graph/algorithms/linear_ppr.py``)
-the variants are that file's push and the current one with
-:data:`~hygraph.graph.algorithms.linear_ppr.SCAN_SHARE` set to each of ``--scan-shares``
-(default: as it is) instead, and the whole retrievals take turns between that file's
-push and the current one as it is.
+the variants are that file's push and the current one instead, and the whole
+retrievals take turns between the two.
 
     .venv/bin/python benchmarks/push_rounds.py --index INDEX \\
         --questions ../shared/data/musique/questions.jsonl [--n 40] [--out push.md]
@@ -118,7 +116,6 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--min-chunks", type=int, default=None)
     parser.add_argument("--before", type=Path, help="an earlier linear_ppr.py to compare with")
-    parser.add_argument("--scan-shares", default="", help="with --before: SCAN_SHARE values")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
@@ -132,18 +129,16 @@ def main() -> int:
     shares = [float(x) for x in args.shares.split(",")]
     variants = [("operators", None), *((f"kernels, whole share {x:g}", x) for x in shares)]
     if before is not None:
-        scans = [float(x) for x in args.scan_shares.split(",") if x] or [linear.SCAN_SHARE]
-        variants = [("before", None), *((f"now, scan share {x:g}", x) for x in scans)]
+        variants = [("before", None), ("now", -1.0)]
     times: dict[str, list[float]] = {name: [] for name, _ in variants}
     results: dict[str, list[np.ndarray]] = {}
-    kept_share, kept_kernels, kept_scan = linear.WHOLE_SHARE, linear._kernels, linear.SCAN_SHARE
+    kept_share, kept_kernels = linear.WHOLE_SHARE, linear._kernels
     try:
         for r in range(args.rounds):
             for name, share in variants if r % 2 == 0 else variants[::-1]:
                 push = linear.push_ppr
                 if before is not None:  # the earlier file's push, then the current one
                     push = before if share is None else linear.push_ppr
-                    linear.SCAN_SHARE = kept_scan if share is None else share
                 else:
                     linear.WHOLE_SHARE = 1.0 if share is None else share
                     linear._kernels = (lambda _a: None) if share is None else kept_kernels
@@ -156,7 +151,7 @@ def main() -> int:
                     out.append(est)
                 results[name] = out
     finally:
-        linear.WHOLE_SHARE, linear._kernels, linear.SCAN_SHARE = kept_share, kept_kernels, kept_scan
+        linear.WHOLE_SHARE, linear._kernels = kept_share, kept_kernels
     plain = results[variants[0][0]]
     base = statistics.median(times[variants[0][0]])
     lines = [
@@ -166,7 +161,6 @@ def main() -> int:
         f"{args.questions} --n {args.n} --shares {args.shares} --rounds {args.rounds}"
         + (f" --min-chunks {args.min_chunks}" if args.min_chunks is not None else "")
         + (f" --before {args.before}" if args.before is not None else "")
-        + (f" --scan-shares {args.scan_shares}" if args.scan_shares else "")
         + "`",
         f"- date: {time.strftime('%Y-%m-%d')}; graph: {adjacency.shape[0]} nodes, "
         f"{adjacency.nnz} entries; {len(calls)} pushes replayed {args.rounds} times each",

@@ -108,17 +108,11 @@ def _plain_push(adjacency, degree, restart, *, damping, threshold):
 
 
 @pytest.mark.parametrize("kernels", [True, False])
-@pytest.mark.parametrize(
-    ("whole_share", "scan_share"), [(1.0, 1e9), (1.0, 0.0), (1.0, 0.125), (0.3, 0.125)]
-)
-def test_push_looking_only_where_mass_arrived_pushes_what_a_scan_of_every_node_does(
-    kernels, whole_share, scan_share, monkeypatch
-):
-    # A round looks only at the nodes the last round added to (scan share 1e9: always;
-    # 0: never, every residual compared); a plain push compares every residual. Rows
-    # only, the two push the same nodes in the same order.
+@pytest.mark.parametrize("whole_share", [1.0, 0.3])
+def test_push_pushes_what_a_plain_push_does(kernels, whole_share, monkeypatch):
+    # A plain push compares every residual each round and gathers rows with scipy's
+    # operators; rows only, the push pushes the same nodes in the same order.
     monkeypatch.setattr(linear_ppr, "WHOLE_SHARE", whole_share)
-    monkeypatch.setattr(linear_ppr, "SCAN_SHARE", scan_share)
     if not kernels:
         monkeypatch.setattr(linear_ppr, "_kernels", lambda _adjacency: None)
     rng = np.random.default_rng(11)

@@ -25,9 +25,7 @@ of a dense part and a sparse part can be walked in two pieces:
   the graph. Each round pushes every node above the threshold at once, a sparse
   product over their rows only (:class:`RowProducts`); a round whose nodes hold more
   than :data:`WHOLE_SHARE` of the graph's entries pushes every node holding mass
-  instead, one product with the whole matrix. A round finds its nodes among those the
-  last one added to where that round was narrow (:data:`SCAN_SHARE`), so that the
-  work of a question does not grow with the nodes it never reaches.
+  instead, one product with the whole matrix.
 """
 
 from __future__ import annotations
@@ -42,11 +40,6 @@ from scipy import sparse
 #: at a tight threshold most rounds reach most of the graph, and a whole product costs
 #: several times less per entry (``benchmarks/push_rounds.py``). 1 or more: rows only.
 WHOLE_SHARE = 0.2
-#: After a push round that added to more entries than this share of the nodes, the next
-#: round compares every node's residual with its threshold; after a narrower one, it
-#: looks only at the nodes the round added to (a gather costs several times a scan's
-#: compare per node, so a wide round is cheaper scanned).
-SCAN_SHARE = 0.125
 
 
 class RowProducts:
@@ -84,15 +77,12 @@ class RowProducts:
 
     def add_rows_transposed(
         self, rows: np.ndarray, x: np.ndarray, out: np.ndarray, counts: np.ndarray | None = None
-    ) -> np.ndarray:
+    ) -> None:
         """``out += A[rows]ᵀ · x`` (``x``: one float64 weight per row; ``out``: float64;
-        ``counts``: :meth:`counts` of ``rows`` where the caller has them). Returns the
-        positions of ``out`` it added to (the rows' column indices, repeats included;
-        valid until the next call)."""
+        ``counts``: :meth:`counts` of ``rows`` where the caller has them)."""
         if self._kernels is None:
-            picked = self.matrix[rows]
-            out += picked.T @ x
-            return picked.indices
+            out += self.matrix[rows].T @ x
+            return
         row_index, csc_matvec = self._kernels
         kind = self.pointers.dtype
         counts = self.counts(rows) if counts is None else counts
@@ -108,7 +98,6 @@ class RowProducts:
                   self._columns, self._values)  # fmt: skip
         csc_matvec(self.n, len(rows), starts, self._columns, self._values,
                    np.ascontiguousarray(x, dtype=np.float64), out)  # fmt: skip
-        return self._columns[:total]
 
     def product(self, x: np.ndarray) -> np.ndarray:
         """``A · x`` as a new float64 vector (the whole-graph walk's product kernel)."""
@@ -207,45 +196,24 @@ def push_ppr(
     be symmetric: it stands for its transpose there, a CSR product being the cheaper);
     the bound above holds either way.
     """
-    degree = np.asarray(degree, dtype=np.float64)
-    n = len(degree)
-    estimate = np.zeros(n, dtype=np.float64)
+    estimate = np.zeros(len(degree), dtype=np.float64)
     residual = np.asarray(restart, dtype=np.float64).copy()
+    limit = threshold * np.asarray(degree, dtype=np.float64)  # ≥ 0: above it means > 0 too
+    linked = degree > 0
+    inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=linked)
     products = RowProducts(adjacency)
     whole = WHOLE_SHARE * adjacency.nnz
-    limit: np.ndarray | None = None  # threshold · deg of every node, made when first scanned
-    # Only a node that gained mass in the last round can be above its threshold now
-    # (every node above it was pushed, and weights are not negative): after a round that
-    # added to few entries, the next looks at those nodes alone (``marked``: a byte a
-    # node) instead of comparing all n residuals; after a wide one, it compares them all.
-    marked = np.zeros(n, dtype=bool)
-    candidates: np.ndarray | None = np.flatnonzero(residual)
     for _ in range(max_rounds):
-        if candidates is None:
-            if limit is None:
-                limit = threshold * degree
-            pushed = np.flatnonzero(residual > limit)
-        else:
-            pushed = candidates[residual[candidates] > threshold * degree[candidates]]
+        pushed = np.flatnonzero(residual > limit)
         if pushed.size == 0:
             break
         counts = products.counts(pushed)
         if int(counts.sum()) > whole:
-            inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
             estimate += (1.0 - damping) * residual
             residual = products.product(damping * residual * inverse)  # symmetric: its own Aᵀ
-            candidates = None
             continue
         mass = residual[pushed]
         estimate[pushed] += (1.0 - damping) * mass
         residual[pushed] = 0.0
-        held = degree[pushed]
-        share = np.divide(1.0, held, out=np.zeros_like(held), where=held > 0)
-        touched = products.add_rows_transposed(pushed, damping * mass * share, residual, counts)
-        if len(touched) > n * SCAN_SHARE:
-            candidates = None
-            continue
-        marked[touched] = True
-        candidates = np.flatnonzero(marked)
-        marked[candidates] = False
+        products.add_rows_transposed(pushed, damping * mass * inverse[pushed], residual, counts)
     return estimate, residual
