@@ -79,7 +79,7 @@ def main() -> None:
                         state = State(q, top_k=10)
                         state.query = vectors[q]
                         # The operator keeps its choice per graph version: choose again.
-                        state.view(res)._cache.pop(("facts-searched",), None)
+                        state.view(res).forget(("facts-searched",))
                         start = time.perf_counter()
                         link(res, state, k=5)
                         times[way].append(1000 * (time.perf_counter() - start))

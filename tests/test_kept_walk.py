@@ -91,3 +91,14 @@ def test_a_build_keeps_the_walk_and_a_later_write_makes_it_stale(tmp_path, minil
     with GraphIndex.open(path, embedder=minilm, progress=False) as index:
         assert index.retrieve(question, top_k=5).chunks == first
         assert built  # the kept walk was stale: built again
+
+
+def test_a_forgotten_memo_is_made_again(tmp_path):
+    view = GraphView(GraphStore(tmp_path / "g.sqlite"), (0, 0, 0))
+    made = []
+    view.memo(("k",), lambda: made.append(1) or len(made))
+    assert view.memo(("k",), lambda: made.append(1) or len(made)) == 1  # kept
+    view.forget(("k",))
+    view.forget(("never kept",))  # nothing to drop: no error
+    assert view.memo(("k",), lambda: made.append(1) or len(made)) == 2
+    view.store.close()

@@ -201,6 +201,10 @@ class GraphView:
             self._cache[key] = make()
         return self._cache[key]
 
+    def forget(self, key: tuple) -> None:
+        """Drop what is kept under ``key``, so the next :meth:`memo` makes it again."""
+        self._cache.pop(key, None)
+
     def held(self, key: tuple, stamp: Any) -> Any:
         """The value :meth:`keep` kept under ``key`` at ``stamp``, or None."""
         value = self._cache.get(key)

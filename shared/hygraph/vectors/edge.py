@@ -440,20 +440,26 @@ class EdgeVectorIndex:
             with loaded.lock:
                 loaded.flush()
 
-    def search(
-        self, name: str, vector: np.ndarray, k: int, *, where: Where | None = None
-    ) -> list[VectorHit]:
+    def _nearest(
+        self, name: str, vector: np.ndarray, limit: int, where: Where | None, payload: bool
+    ) -> list[Any]:
+        """The shard's ``limit`` nearest points to ``vector`` (one request for both readers)."""
         from qdrant_edge import Query, QueryRequest
 
         request = QueryRequest(
-            limit=max(1, int(k)) + TIE_SLACK,
+            limit=limit,
             query=Query.Nearest(as_vector_list(vector)),
             filter=_filter(where),
-            with_payload=SEARCH_PAYLOAD,
+            with_payload=payload,
             with_vector=False,
         )
         with self._use(name) as shard:
-            hits = shard.query(request)
+            return shard.query(request)
+
+    def search(
+        self, name: str, vector: np.ndarray, k: int, *, where: Where | None = None
+    ) -> list[VectorHit]:
+        hits = self._nearest(name, vector, max(1, int(k)) + TIE_SLACK, where, SEARCH_PAYLOAD)
         found = [VectorHit(h.payload["id"], float(h.score), dict(h.payload)) for h in hits]
         return by_score_then_id(found, max(1, int(k)))
 
@@ -462,14 +468,7 @@ class EdgeVectorIndex:
         # the score is wanted here.
         if not self.has_collection(name):
             return None
-        from qdrant_edge import Query, QueryRequest
-
-        request = QueryRequest(
-            limit=1, query=Query.Nearest(as_vector_list(vector)), with_payload=False,
-            with_vector=False,
-        )  # fmt: skip
-        with self._use(name) as shard:
-            hits = shard.query(request)
+        hits = self._nearest(name, vector, 1, None, False)
         return float(hits[0].score) if hits else None
 
     def delete(self, name: str, ids: Sequence[str]) -> None:

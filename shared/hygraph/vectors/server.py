@@ -221,31 +221,34 @@ class ServerVectorIndex:
             return None
         return models.Filter(must=must or None, must_not=must_not or None)
 
-    def search(
-        self, name: str, vector: np.ndarray, k: int, *, where: Where | None = None
-    ) -> list[VectorHit]:
+    def _nearest(
+        self, name: str, vector: np.ndarray, limit: int, where: Where | None, payload: bool
+    ) -> list[Any]:
+        """The collection's ``limit`` nearest hygraph points to ``vector`` (a shared
+        collection's foreign points are filtered out, as in every read)."""
         using = self._vector_name(name)
         response = self.client.query_points(
             self._name(name),
             query=as_vector_list(vector),
             using=using or None,
-            limit=max(1, int(k)) + TIE_SLACK,
+            limit=limit,
             query_filter=self._filter(name, where),
-            with_payload=SEARCH_PAYLOAD,
+            with_payload=payload,
         )
-        points = response.points
+        return list(response.points)
+
+    def search(
+        self, name: str, vector: np.ndarray, k: int, *, where: Where | None = None
+    ) -> list[VectorHit]:
+        points = self._nearest(name, vector, max(1, int(k)) + TIE_SLACK, where, SEARCH_PAYLOAD)
         found = [VectorHit(p.payload["id"], float(p.score), dict(p.payload)) for p in points]
         return by_score_then_id(found, max(1, int(k)))
 
     def best_score(self, name: str, vector: np.ndarray) -> float | None:
         if not self.has_collection(name):
             return None
-        using = self._vector_name(name)
-        response = self.client.query_points(
-            self._name(name), query=as_vector_list(vector), using=using or None, limit=1,
-            query_filter=self._filter(name, None), with_payload=False,
-        )  # fmt: skip
-        return float(response.points[0].score) if response.points else None
+        points = self._nearest(name, vector, 1, None, False)
+        return float(points[0].score) if points else None
 
     def delete(self, name: str, ids: Sequence[str]) -> None:
         if not ids or not self.has_collection(name):
