@@ -94,3 +94,13 @@ def store_location(request, tmp_path, postgres_server):
             store = PostgresGraphStore(url)
             store.drop()
             store.close()
+
+
+@pytest.fixture(params=["local", "server"])
+def qdrant(request):
+    """A ``QdrantClient`` in qdrant-client's local mode, then on a real Qdrant server
+    (skipped without one): see ``tests/qdrant_server.py``."""
+    from qdrant_server import empty_client
+
+    with empty_client(request.param) as client:
+        yield client

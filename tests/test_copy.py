@@ -2,14 +2,14 @@
 ranking the same passages everywhere, and a copy stopped half-way is finished by
 running it again, with nothing duplicated.
 
-The Qdrant server is qdrant-client's local mode (``QdrantClient(":memory:")``), as in
-``test_qdrant_compat.py``; the PostgreSQL server is a real one (``tests/postgres_server.py``).
+The Qdrant server is qdrant-client's local mode, and a real server when
+``HYGRAPH_TEST_QDRANT_URL`` names one (``tests/qdrant_server.py``); the PostgreSQL server
+is a real one (``tests/postgres_server.py``).
 """
 
 from __future__ import annotations
 
 import json
-import warnings
 
 import pytest
 
@@ -57,17 +57,17 @@ def _no_reading(*args, **kwargs):
     raise AssertionError("a query read a collection's vectors back: no kept matrix matched")
 
 
-def test_an_index_goes_to_the_shared_topology_and_back_unchanged(built, tmp_path, minilm, server):
+def test_an_index_goes_to_the_shared_topology_and_back_unchanged(
+    built, tmp_path, minilm, server, qdrant
+):
     from postgres_server import schema_url
-    from qdrant_client import QdrantClient
 
     from hygraph.copy import copy_index
 
-    warnings.filterwarnings("ignore", message="Payload indexes have no effect")
     with GraphIndex.open(built, embedder=minilm) as index:
         expected = _state(index)
         generation = index.store.generation()
-    client = QdrantClient(":memory:")
+    client = qdrant
     url = schema_url(server, "copy")
     report = copy_index(built, tmp_path / "shared", store=url, qdrant_client=client,
                         qdrant_collection="passages", progress=False)  # fmt: skip

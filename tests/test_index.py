@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import warnings
 
 import numpy as np
 import pytest
@@ -163,11 +162,8 @@ def test_unknown_and_unbuilt_methods(tmp_path, minilm):
         assert index.query("Harrowby port", "bm25").passages == ["harbor"]
 
 
-def test_server_backend_with_user_client(tmp_path, minilm):
-    from qdrant_client import QdrantClient
-
-    warnings.filterwarnings("ignore", message="Payload indexes have no effect")
-    client = QdrantClient(":memory:")
+def test_server_backend_with_user_client(tmp_path, minilm, qdrant):
+    client = qdrant
     with GraphIndex.build(DOCS, tmp_path / "idx", qdrant_client=client, progress=False) as index:
         assert index.manifest.vectors["backend"] == "server"
         assert client.collection_exists("hygraph_idx_chunks")

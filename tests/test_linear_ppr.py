@@ -273,16 +273,14 @@ def test_rows_are_grouped_so_a_query_reads_the_clusters_nearest_to_it(monkeypatc
     assert np.argmax(rows[order][read], axis=1).tolist() == [1, 1, 1]
 
 
-def test_vectors_on_a_qdrant_server_use_the_walk_matrix_too(tmp_path, minilm, monkeypatch):
+def test_vectors_on_a_qdrant_server_use_the_walk_matrix_too(tmp_path, minilm, monkeypatch, qdrant):
     """The least and greatest cosine come from the backend's search, so an index whose
-    vectors are on a Qdrant server (qdrant-client's local mode stands for one) walks with
+    vectors are on a Qdrant server (``tests/qdrant_server.py``) walks with
     its build-time matrix, keyed by the store's commit counter, and ranks as the
     whole-graph walk does."""
-    from qdrant_client import QdrantClient
-
     monkeypatch.setattr(passage_prior, "MIN_CHUNKS", 0)
     question = "Who commanded the research vessel built by the shipyard Josiah Aldercott founded?"
-    client = QdrantClient(":memory:")
+    client = qdrant
     with GraphIndex(tmp_path / "index", embedder=minilm, progress=False,
                     qdrant_client=client) as index:  # fmt: skip
         index.insert(_docs(*HARBOUR_DOCS))

@@ -252,17 +252,14 @@ def test_cli_and_both_frameworks_take_a_store_url(tmp_path, minilm, server, caps
         li.close()
 
 
-def test_another_host_serves_the_index_from_the_shared_store(tmp_path, minilm, server):
+def test_another_host_serves_the_index_from_the_shared_store(tmp_path, minilm, server, qdrant):
     """A second host (another folder, the same store and Qdrant server) opens the index
     from the store alone: same passages, and it sees what the first host builds later.
     An index with embedded vectors cannot be joined so, and says why."""
-    import warnings
 
     from postgres_server import schema_url
-    from qdrant_client import QdrantClient
 
-    warnings.filterwarnings("ignore", message="Payload indexes have no effect")
-    client = QdrantClient(":memory:")  # stands for the Qdrant server both hosts reach
+    client = qdrant  # the Qdrant server both hosts reach (or local mode standing for one)
     url = schema_url(server, "hosts")
     first = GraphIndex(tmp_path / "host-a", embedder=minilm, progress=False, store=url,
                        qdrant_client=client, qdrant_collection="shared")  # fmt: skip

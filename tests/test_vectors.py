@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import logging
-import warnings
 
 import numpy as np
 import pytest
+from qdrant_server import KINDS, empty_client
 
 from hygraph.vectors import open_vector_index
 
 
-@pytest.fixture(params=["edge", "server"])
+@pytest.fixture(params=["edge", *KINDS])
 def vectors(request, tmp_path):
+    """Each backend: Qdrant Edge, and qdrant-client in local mode and on a real server
+    when one is given (``tests/qdrant_server.py``)."""
     if request.param == "edge":
         index = open_vector_index(tmp_path / "qdrant")
-    else:
-        from qdrant_client import QdrantClient
-
-        warnings.filterwarnings("ignore", message="Payload indexes have no effect")
-        index = open_vector_index(client=QdrantClient(":memory:"), prefix="t_")
-    yield index
-    index.close()
+        yield index
+        index.close()
+        return
+    with empty_client(request.param) as client:
+        index = open_vector_index(client=client, prefix="t_")
+        yield index
+        index.close()
 
 
 def _data():
@@ -201,13 +203,8 @@ def test_edge_shard_busy_past_the_wait_is_a_clear_error(tmp_path):
 
 
 @pytest.fixture
-def client():
-    from qdrant_client import QdrantClient
-
-    warnings.filterwarnings("ignore", message="Payload indexes have no effect")
-    client = QdrantClient(":memory:")
-    yield client
-    client.close()
+def client(qdrant):
+    return qdrant
 
 
 def test_server_named_collections_and_vector_name(client):
