@@ -7,7 +7,9 @@ side by side, with each method's growth exponent of query p50 per store.
 Each run's synthetic point is one row per method: build seconds by stage (the shared
 index: ingest, extract, embed, vanilla + bm25, with the stage's CPU seconds beside where
 the build recorded them; then the method's own layers), query p50
-and p95, peak memory of the query process and of the build. The exponent b fits
+and p95, peak memory of the query process and of the build (``--query-only``: the query
+columns alone, for runs over indexes built earlier or copied, whose build history is
+another run's). The exponent b fits
 p50 ∝ chunks^b over a store's rows; the issue's bound is b(default) ≤ b(vanilla) + 0.05.
 """
 
@@ -75,16 +77,8 @@ def rows_of(store: str, path: Path) -> list[dict]:
     return out
 
 
-def main() -> None:
-    p = argparse.ArgumentParser()
-    p.add_argument("--run", action="append", required=True, help="STORE=bench.json")
-    p.add_argument("--out")
-    args = p.parse_args()
-    rows = []
-    for item in args.run:
-        store, _, path = item.partition("=")
-        rows.extend(rows_of(store, Path(path)))
-    rows.sort(key=lambda r: (r["store"], r["method"], r["chunks"]))
+def build_table(rows: list[dict]) -> list[str]:
+    """The whole table: build seconds by stage, query figures, peaks, index size."""
     lines = [
         "| store | documents | chunks | method | ingest s | extract s | embed s | bm25 s "
         "| own layers s | HNSW s | walk matrix s | p50 ms | p95 ms | query peak MB "
@@ -101,6 +95,32 @@ def main() -> None:
             f"{r['p50_ms']} | {r['p95_ms']} | {r['query_peak_mb']} | "
             f"{r['build_peak_mb']} | {r['index_mb']} |"
         )
+    return lines
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--run", action="append", required=True, help="STORE=bench.json")
+    p.add_argument("--out")
+    p.add_argument("--query-only", action="store_true", help="p50, p95 and query peak only")
+    args = p.parse_args()
+    rows = []
+    for item in args.run:
+        store, _, path = item.partition("=")
+        rows.extend(rows_of(store, Path(path)))
+    rows.sort(key=lambda r: (r["store"], r["method"], r["chunks"]))
+    if args.query_only:
+        lines = [
+            "| store | documents | chunks | method | p50 ms | p95 ms | query peak MB |",
+            "|---|---:|---:|---|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {r['store']} | {r['documents']} | {r['chunks']} | {r['method']} | "
+            f"{r['p50_ms']} | {r['p95_ms']} | {r['query_peak_mb']} |"
+            for r in rows
+        ]
+    else:
+        lines = build_table(rows)
     lines += ["", "| store | method | sizes | b(p50) |", "|---|---|---|---:|"]
     for store in sorted({r["store"] for r in rows}):
         for method in sorted({r["method"] for r in rows if r["store"] == store}):
