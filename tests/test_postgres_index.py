@@ -293,3 +293,50 @@ def test_another_host_serves_the_index_from_the_shared_store(tmp_path, minilm, s
         one.insert(DOCS[:1], methods=["vanilla"])
     with pytest.raises(IndexMismatchError, match="keeps its vectors embedded on the host"):
         GraphIndex(tmp_path / "host-d", embedder=minilm, store=embedded)
+
+
+def test_a_large_insert_or_ignore_goes_through_copy_and_adds_what_the_statement_adds(
+    server, monkeypatch
+):
+    """A batch of ``INSERT OR IGNORE`` rows past ``COPY_FROM_ROWS`` streams through COPY;
+    the table ends as a statement per row leaves it: the same rows (text with tabs,
+    newlines, backslashes and quotes, NULLs, floats), the first of two rows with one key,
+    rows already there left alone, the order added (``rowid``), the count of rows added."""
+    from postgres_server import schema_url
+
+    from hygraph.graph import postgres
+
+    sql = (
+        "INSERT OR IGNORE INTO documents(id, title, source, content_hash, metadata, n_chunks,"
+        " added_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    )
+    rows = [(f"d{i % 290:03d}", f"t\t{i}\n\\x'\"", None, f"h{i}", None, i, i / 7)
+            for i in range(300)]  # fmt: skip
+    rows.reverse()  # ids out of key order: the order added must be the order given
+    used = []
+    copy_ignoring = postgres._Connection._copy_ignoring
+    monkeypatch.setattr(postgres._Connection, "_copy_ignoring",
+                        staticmethod(lambda *a: used.append(1) or copy_ignoring(*a)))  # fmt: skip
+
+    def fill(name: str, copy_from: int) -> tuple[list, int]:
+        monkeypatch.setattr(postgres, "COPY_FROM_ROWS", copy_from)
+        store = postgres.PostgresGraphStore(schema_url(server, name))
+        with store.transaction() as conn:
+            conn.executemany(sql, rows[:5])  # a few there before
+        before = store._conn.total_changes
+        with store.transaction() as conn:
+            conn.executemany(sql, rows)
+        added = store._conn.total_changes - before
+        table = store._query("SELECT * FROM documents ORDER BY rowid")
+        store.drop()
+        store.close()
+        return table, added
+
+    by_statement = fill("bulk_rows", 10**9)
+    assert not used
+    by_copy = fill("bulk_copy", 256)
+    assert used == [1]  # the five rows before are below the threshold
+    assert by_copy == by_statement
+    table, added = by_copy
+    assert len(table) == 290 and added >= 285  # (the write also bumps the commit counter)
+    assert table[0][1:3] == ("d009", "t\t299\n\\x'\"")  # rows[0], the first given

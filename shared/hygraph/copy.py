@@ -36,7 +36,7 @@ from hygraph.placement import COPYING_MARKER, opening_a_copy
 from hygraph.progress import progress_bar
 
 TASK = "copy"  # the target's progress task
-BATCH = 2000  # rows per transaction
+BATCH = 20000  # rows per transaction (one page of keyset paging; a COPY each on PostgreSQL)
 POINTS = 512  # vectors per page
 
 #: Tables in the order they are copied (parents before the rows that name them), with

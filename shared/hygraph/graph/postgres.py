@@ -13,6 +13,9 @@ case-insensitive names). What differs is what SQLite gave for free:
   counter every write transaction bumps in ``meta``;
 - one writer at a time: a session-level advisory lock (:meth:`try_writer_lock`) that
   every host sees, where SQLite's index uses a lock file on one disk.
+- many rows of one ``INSERT OR IGNORE`` (a build's or ``hygraph copy``'s batches) stream
+  through COPY into a temporary table, then into the table, skipping rows already there:
+  the statement's meaning without a round of the protocol per row.
 
 Each index lives in its own PostgreSQL schema (``?schema=NAME`` in the URL, default
 ``hygraph``), so one database holds many. Readers are never blocked (MVCC): a query
@@ -60,6 +63,13 @@ _KEYS = {
     "extractions": ("chunk_id",),
 }
 _OR_REPLACE = re.compile(r"INSERT OR REPLACE INTO (\w+)\s*\(([^)]*)\)(.*)$", re.S)
+#: A translated ``INSERT OR IGNORE`` of one row of values: many such rows go through COPY.
+_PLAIN_IGNORE = re.compile(
+    r"INSERT INTO (\w+)\s*\(([^)]*)\) VALUES \([%s, ]+\) ON CONFLICT DO NOTHING"
+)
+#: Rows from which an ``INSERT OR IGNORE`` batch goes through COPY (below, a statement
+#: per row costs less than the temporary table).
+COPY_FROM_ROWS = 256
 _NOCASE = re.compile(r"(\w+) = \? COLLATE NOCASE")
 
 
@@ -141,10 +151,44 @@ class _Connection:
     def executemany(self, sql: str, rows: Any) -> Any:
         rows = list(rows)
         cursor = self.raw.cursor()
-        if rows:
-            cursor.executemany(translate(sql), rows)
+        if not rows:
+            return cursor
+        statement = translate(sql)
+        plain = _PLAIN_IGNORE.fullmatch(statement)
+        if plain and len(rows) >= COPY_FROM_ROWS and self._in_transaction():
+            self.total_changes += self._copy_ignoring(cursor, plain[1], plain[2], rows)
+        else:
+            cursor.executemany(statement, rows)
             self.total_changes += max(cursor.rowcount, 0)
         return cursor
+
+    def _in_transaction(self) -> bool:
+        from psycopg import pq
+
+        return self.raw.info.transaction_status == pq.TransactionStatus.INTRANS
+
+    @staticmethod
+    def _copy_ignoring(cursor: Any, table: str, columns: str, rows: list) -> int:
+        """``INSERT ... ON CONFLICT DO NOTHING`` of many rows, through COPY: the rows stream
+        into a temporary table (no statement per row), then go into ``table`` in the order
+        given, a row whose key is there already skipped, as the plain statement does. The
+        order matters for the tables whose ``rowid`` keeps the order rows were added.
+        Returns the rows added."""
+        cols = ", ".join(c.strip() for c in columns.split(","))
+        cursor.execute(
+            f"CREATE TEMP TABLE _bulk ON COMMIT DROP AS SELECT {cols} FROM {table} WITH NO DATA"
+        )
+        cursor.execute("ALTER TABLE _bulk ADD COLUMN _at BIGSERIAL")
+        with cursor.copy(f"COPY _bulk ({cols}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        cursor.execute(
+            f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _bulk ORDER BY _at"
+            " ON CONFLICT DO NOTHING"
+        )
+        added = max(cursor.rowcount, 0)
+        cursor.execute("DROP TABLE _bulk")
+        return added
 
     def close(self) -> None:
         self.raw.close()
