@@ -98,6 +98,19 @@ def build_table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def query_table(rows: list[dict]) -> list[str]:
+    """The query columns alone: p50, p95, query peak."""
+    return [
+        "| store | documents | chunks | method | p50 ms | p95 ms | query peak MB |",
+        "|---|---:|---:|---|---:|---:|---:|",
+        *(
+            f"| {r['store']} | {r['documents']} | {r['chunks']} | {r['method']} | "
+            f"{r['p50_ms']} | {r['p95_ms']} | {r['query_peak_mb']} |"
+            for r in rows
+        ),
+    ]
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--run", action="append", required=True, help="STORE=bench.json")
@@ -109,18 +122,7 @@ def main() -> None:
         store, _, path = item.partition("=")
         rows.extend(rows_of(store, Path(path)))
     rows.sort(key=lambda r: (r["store"], r["method"], r["chunks"]))
-    if args.query_only:
-        lines = [
-            "| store | documents | chunks | method | p50 ms | p95 ms | query peak MB |",
-            "|---|---:|---:|---|---:|---:|---:|",
-        ]
-        lines += [
-            f"| {r['store']} | {r['documents']} | {r['chunks']} | {r['method']} | "
-            f"{r['p50_ms']} | {r['p95_ms']} | {r['query_peak_mb']} |"
-            for r in rows
-        ]
-    else:
-        lines = build_table(rows)
+    lines = query_table(rows) if args.query_only else build_table(rows)
     lines += ["", "| store | method | sizes | b(p50) |", "|---|---|---|---:|"]
     for store in sorted({r["store"] for r in rows}):
         for method in sorted({r["method"] for r in rows if r["store"] == store}):
